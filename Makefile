@@ -1,0 +1,172 @@
+# cgrun: hand-written Makefile.  `make` builds everything, `make check` runs
+# every test, `make install` honours PREFIX and DESTDIR.
+#
+# Sources are picked up by directory: every worker-lib/*.c goes into
+# libcgrun, every rendezvous/*.c but main.c into an internal static library
+# (used by cgrun-rdzvd and the launcher), every launcher/*.c but main.c into
+# another, and every tests/test_*.c becomes one Check test program.
+
+VERSION      = 0.1.0
+SOMAJOR      = 1
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+SBINDIR     ?= $(PREFIX)/sbin
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+MANDIR      ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+SYSCONFDIR  ?= /etc
+UNITDIR     ?= $(PREFIX)/lib/systemd/system
+DESTDIR     ?=
+BUILD       ?= build
+CUDA_HOME   ?= /usr/local/cuda
+
+CC          ?= cc
+PKG_CONFIG  ?= pkg-config
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+       -Wformat=2 -Wpointer-arith -Wcast-qual -Wwrite-strings \
+       -Wno-unused-parameter -Wvla -Wnull-dereference -Wundef
+ifneq ($(filter true 1,$(CI) $(WERROR)),)
+WARN += -Werror
+endif
+OPT ?= -O2 -g
+ifneq ($(SANITIZE),)
+OPT += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iworker-lib -Irendezvous -Ilauncher \
+            -DCGRUN_VERSION='"$(VERSION)"'
+CFLAGS   += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP
+
+EVENT_CFLAGS := $(shell $(PKG_CONFIG) --cflags libevent 2>/dev/null)
+EVENT_LIBS   := $(shell $(PKG_CONFIG) --libs libevent_core libevent_extra 2>/dev/null || echo -levent_core -levent_extra)
+HWLOC_CFLAGS := $(shell $(PKG_CONFIG) --cflags hwloc 2>/dev/null)
+HWLOC_LIBS   := $(shell $(PKG_CONFIG) --libs hwloc 2>/dev/null || echo -lhwloc)
+JSON_CFLAGS  := $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null)
+JSON_LIBS    := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
+CRYPTO_LIBS  := $(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null || echo -lcrypto)
+SYSTEMD_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd 2>/dev/null || echo -lsystemd)
+CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+CPPFLAGS += $(EVENT_CFLAGS) $(HWLOC_CFLAGS) $(JSON_CFLAGS)
+
+# NCCL bootstrap library: only where nccl.h is found.
+HAVE_NCCL := $(shell test -f $(CUDA_HOME)/include/nccl.h && test -f $(CUDA_HOME)/include/cuda_runtime.h && echo 1)
+
+LIB_SRCS   := $(filter-out worker-lib/nccl%.c,$(wildcard worker-lib/*.c))
+NCCL_SRCS  := $(wildcard worker-lib/nccl*.c)
+RDZV_SRCS  := $(filter-out rendezvous/main.c,$(wildcard rendezvous/*.c))
+LNCH_SRCS  := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
+TEST_SRCS  := $(wildcard tests/test_*.c)
+TEST_HELPERS := $(wildcard tests/helper_*.c)
+BENCH_SRCS := $(wildcard bench/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+
+LIBCGRUN_A  = $(BUILD)/libcgrun.a
+LIBCGRUN_SO = $(BUILD)/libcgrun.so.$(SOMAJOR)
+LIBRDZV_A   = $(BUILD)/librdzv.a
+LIBLNCH_A   = $(BUILD)/liblauncher.a
+RDZVD       = $(BUILD)/cgrun-rdzvd
+CGRUN       = $(BUILD)/cgrun
+TESTS       = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+BENCHES     = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+PCFILE      = $(BUILD)/cgrun.pc
+
+ALL = $(LIBCGRUN_A) $(LIBCGRUN_SO) $(RDZVD) $(CGRUN) $(PCFILE) $(BENCHES)
+ifeq ($(HAVE_NCCL),1)
+LIBNCCL_SO = $(BUILD)/libcgrun-nccl.so.$(SOMAJOR)
+ALL += $(LIBNCCL_SO)
+endif
+
+LIB_DEPLIBS  = $(EVENT_LIBS) -lpthread
+RDZV_DEPLIBS = $(SYSTEMD_LIBS) $(CRYPTO_LIBS) $(JSON_LIBS) $(EVENT_LIBS) -lpthread
+LNCH_DEPLIBS = $(HWLOC_LIBS) $(JSON_LIBS) -ldl
+
+.PHONY: all check install uninstall clean bench fuzz tests
+all: $(ALL)
+	@test "$(HAVE_NCCL)" = 1 || echo "note: $(CUDA_HOME)/include/nccl.h not found; libcgrun-nccl skipped"
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIBCGRUN_A): $(call obj,$(LIB_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBCGRUN_SO): $(call obj,$(LIB_SRCS))
+	$(CC) -shared -Wl,-soname,libcgrun.so.$(SOMAJOR) -Wl,--no-undefined -o $@ $^ $(LDFLAGS) $(LIB_DEPLIBS)
+	ln -sf libcgrun.so.$(SOMAJOR) $(BUILD)/libcgrun.so
+
+$(BUILD)/worker-lib/nccl%.o: CPPFLAGS += -I$(CUDA_HOME)/include
+$(LIBNCCL_SO): $(call obj,$(NCCL_SRCS)) $(LIBCGRUN_SO)
+	$(CC) -shared -Wl,-soname,libcgrun-nccl.so.$(SOMAJOR) -o $@ $(call obj,$(NCCL_SRCS)) \
+	  -L$(BUILD) -lcgrun -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart $(LDFLAGS)
+	ln -sf libcgrun-nccl.so.$(SOMAJOR) $(BUILD)/libcgrun-nccl.so
+
+$(LIBRDZV_A): $(call obj,$(RDZV_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBLNCH_A): $(call obj,$(LNCH_SRCS))
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(RDZVD): $(call obj,rendezvous/main.c) $(LIBRDZV_A) $(LIBCGRUN_A)
+	$(CC) -o $@ $^ $(LDFLAGS) $(RDZV_DEPLIBS)
+
+$(CGRUN): $(call obj,launcher/main.c) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
+	$(CC) -o $@ $^ $(LDFLAGS) $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(call obj,$(TEST_HELPERS)) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
+	$(CC) -o $@ $^ $(LDFLAGS) $(CHECK_LIBS) $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
+$(BUILD)/tests/%.o: CPPFLAGS += $(CHECK_CFLAGS) -Itests
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBRDZV_A) $(LIBCGRUN_A)
+	$(CC) -o $@ $^ $(LDFLAGS) $(RDZV_DEPLIBS) -lm
+
+$(PCFILE): Makefile
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	  'Name: cgrun' 'Description: cgrun worker library: rank info, TCPStore client, barriers, checkpoints' \
+	  'Version: $(VERSION)' 'Libs: -L$${libdir} -lcgrun' 'Libs.private: $(LIB_DEPLIBS)' \
+	  'Cflags: -I$${includedir}' > $@
+
+tests: $(ALL) $(TESTS)
+
+# The whole suite: unit programs and black-box scripts, one summary line.
+check: tests
+	BUILD=$(BUILD) sh tests/run-suite.sh
+
+bench: $(ALL)
+	BUILD=$(BUILD) sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
+	  $(DESTDIR)$(INCLUDEDIR)/cgrun $(DESTDIR)$(PKGCONFIGDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man8
+	install -m 755 $(CGRUN) $(DESTDIR)$(BINDIR)/cgrun
+	install -m 755 $(RDZVD) $(DESTDIR)$(SBINDIR)/cgrun-rdzvd
+	install -m 644 $(LIBCGRUN_A) $(DESTDIR)$(LIBDIR)/libcgrun.a
+	install -m 755 $(LIBCGRUN_SO) $(DESTDIR)$(LIBDIR)/libcgrun.so.$(SOMAJOR)
+	ln -sf libcgrun.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libcgrun.so
+	if [ -n "$(LIBNCCL_SO)" ]; then \
+	  install -m 755 $(LIBNCCL_SO) $(DESTDIR)$(LIBDIR)/libcgrun-nccl.so.$(SOMAJOR) && \
+	  ln -sf libcgrun-nccl.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libcgrun-nccl.so; fi
+	install -m 644 include/cgrun/*.h $(DESTDIR)$(INCLUDEDIR)/cgrun/
+	install -m 644 $(PCFILE) $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc
+	for m in man/*.1; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/ || true; done
+	for m in man/*.3; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/ || true; done
+	for m in man/*.8; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man8/ || true; done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/cgrun $(DESTDIR)$(SBINDIR)/cgrun-rdzvd \
+	  $(DESTDIR)$(LIBDIR)/libcgrun.* $(DESTDIR)$(LIBDIR)/libcgrun-nccl.* \
+	  $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgrun
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

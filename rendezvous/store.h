@@ -1,0 +1,68 @@
+/*
+ * store.h: the TCPStore-compatible store server, embeddable in any libevent
+ * loop.  cgrun-rdzvd runs one on its port; the launcher runs one per job as
+ * the workers' store (standalone mode, and the group-rank-0 agent of every
+ * multi-node round).
+ *
+ * Contract:
+ *  - store_listen() binds and listens before returning, so the port it
+ *    reports is already accepting: publish it without a race.
+ *  - store_reset() empties keys, queues and waiters and closes every
+ *    TCPStore-dialect client connection, keeping the listeners: each
+ *    attempt of a job gets a fresh, empty store on the same port.
+ *  - Connections whose first bytes are WIRE_NATIVE_MAGIC are handed to the
+ *    native handler (the rendezvous engine) if one is set, else closed.
+ */
+#ifndef CGRUN_STORE_H
+#define CGRUN_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct evbuffer;
+struct store;
+struct store_conn;
+
+/* Named limits; defaults at least as large as torch's own store accepts. */
+struct store_limits {
+	size_t	max_key;		/* bytes in one key */
+	size_t	max_value;		/* bytes in one value */
+	size_t	max_keys_per_req;	/* keys in CHECK/WAIT/MULTI_* */
+	size_t	max_conns;		/* open client connections */
+	size_t	max_outbuf;		/* unsent reply bytes per connection */
+	size_t	max_inbuf;		/* buffered request bytes per connection */
+	unsigned idle_timeout_ms;	/* half-sent request; 0 = none */
+};
+
+/* Hooks for native-protocol connections (the rendezvous engine). */
+struct store_native_ops {
+	/* New data in `in` (magic already consumed); return -1 to close. */
+	int	(*on_input)(struct store_conn *, struct evbuffer *in, void *arg);
+	/* The connection is going away (peer closed, error, or reset). */
+	void	(*on_close)(struct store_conn *, void *arg);
+};
+
+void	store_limits_default(struct store_limits *);
+
+struct store *store_new(struct event_base *, const struct store_limits *);
+void	store_free(struct store *);
+
+/* Bind host:port (port 0: ephemeral), listen, report the bound port. */
+int	store_listen(struct store *, const char *host, int port,
+	    int *bound_port, char *err, size_t errlen);
+/* Serve an already listening socket (systemd socket activation). */
+int	store_adopt_listener(struct store *, int fd, char *err, size_t errlen);
+/* Drop all keys, queues, waiters and TCPStore clients; keep listeners. */
+void	store_reset(struct store *);
+
+void	store_set_native(struct store *, const struct store_native_ops *, void *arg);
+
+/* Native connection helpers for the rendezvous engine. */
+int	store_conn_write(struct store_conn *, const void *, size_t);
+void	store_conn_close(struct store_conn *);	/* after pending output */
+void	store_conn_set_data(struct store_conn *, void *);
+void   *store_conn_get_data(const struct store_conn *);
+const char *store_conn_peer(const struct store_conn *);	/* "addr:port" */
+
+#endif /* CGRUN_STORE_H */

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Runs every test of the suite and ends with one line "N passed, N failed,
+# N skipped".  Unit programs (build/tests/test_*) are Check suites: each of
+# their test cases counts.  Black-box scripts (tests/t_*.sh) count one each:
+# exit 0 passes, 77 skips (the script prints why), anything else fails.
+# Usage: BUILD=build sh tests/run-suite.sh [NAME-PATTERN]
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+top=$(pwd)
+export CGRUN_TOP="$top"
+export CGRUN_BUILD="$top/$BUILD"
+export CGRUN_BIN="$top/$BUILD/cgrun" CGRUN_RDZVD="$top/$BUILD/cgrun-rdzvd"
+export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60}
+pattern=${1:-}
+pass=0 fail=0 skip=0 failed_names=
+log=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-suite.XXXXXX")
+
+for t in "$BUILD"/tests/test_*; do
+	case "$t" in *.o|*.d) continue ;; esac
+	[ -x "$t" ] || continue
+	name=$(basename "$t")
+	[ -n "$pattern" ] && case "$name" in *$pattern*) ;; *) continue ;; esac
+	out="$log/$name.out"
+	timeout 900 "$t" >"$out" 2>&1
+	rc=$?
+	cat "$out"
+	line=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$out" | tail -n 1)
+	if [ -n "$line" ]; then
+		n=$(echo "$line" | sed 's/.*Checks: \([0-9]*\),.*/\1/')
+		f=$(echo "$line" | sed 's/.*Failures: \([0-9]*\),.*/\1/')
+		e=$(echo "$line" | sed 's/.*Errors: \([0-9]*\).*/\1/')
+		pass=$((pass + n - f - e)); fail=$((fail + f + e))
+		[ $((f + e)) -gt 0 ] && failed_names="$failed_names $name"
+		[ "$rc" -ne 0 ] && [ $((f + e)) -eq 0 ] && { fail=$((fail + 1)); failed_names="$failed_names $name(rc=$rc)"; }
+	else
+		echo "$name: no Check summary (exit $rc)"
+		fail=$((fail + 1)); failed_names="$failed_names $name"
+	fi
+done
+
+for t in tests/t_*.sh; do
+	[ -f "$t" ] || continue
+	name=$(basename "$t" .sh)
+	[ -n "$pattern" ] && case "$name" in *$pattern*) ;; *) continue ;; esac
+	out="$log/$name.out"
+	start=$(date +%s)
+	timeout 1200 sh "$t" >"$out" 2>&1 </dev/null
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	case $rc in
+	0) pass=$((pass + 1)); echo "PASS $name (${secs}s)" ;;
+	77) skip=$((skip + 1)); echo "SKIP $name: $(tail -n 1 "$out")" ;;
+	*) fail=$((fail + 1)); failed_names="$failed_names $name"
+	   echo "FAIL $name (exit $rc, ${secs}s); last lines:"; tail -n 40 "$out" | sed 's/^/    /' ;;
+	esac
+done
+
+[ -n "$failed_names" ] && echo "failed:$failed_names"
+rm -rf "$log"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
