@@ -31,6 +31,8 @@
 #ifndef CGRUN_BACKEND_H
 #define CGRUN_BACKEND_H
 
+#include <stddef.h>
+
 #include "round.h"
 
 struct event_base;
