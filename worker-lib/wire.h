@@ -63,4 +63,80 @@ enum wire_v2_code {
 #define WIRE_NATIVE_MAGIC	"CGRN"
 #define WIRE_NATIVE_MAGIC_LEN	4
 
+/*
+ * Server-side codec (worker-lib/wire.c).
+ *
+ * wire_parse() is a pure function over a buffer: it never allocates, never
+ * blocks, and returns WIRE_OK (one whole request of `consumed` bytes),
+ * WIRE_MORE (need more bytes; `req->need` says how many in total, at least)
+ * or WIRE_ERROR (`req->error` names why).  Every length and count is checked
+ * against the limits as soon as its 8 bytes are in, before any of the field
+ * is buffered.  Zero the request (wire_req_init) before the first call for a
+ * new request; between WIRE_MORE calls keep it, with the same bytes at the
+ * start of buf plus more: long key lists resume where they stopped.
+ */
+enum wire_status { WIRE_ERROR = -1, WIRE_OK = 0, WIRE_MORE = 1 };
+
+/* Field limits the parser enforces. */
+struct wire_limits {
+	uint64_t max_key;	/* bytes in one key */
+	uint64_t max_value;	/* bytes in one value */
+	uint64_t max_keys;	/* keys (or key/value pairs) in one request */
+	uint64_t max_request;	/* bytes in one whole request */
+};
+
+/* Defaults: at least what torch's own stores accept (libuv: 8 KiB keys,
+ * 8 MiB values, 128 Ki keys per request; legacy: unbounded). */
+#define WIRE_DEFAULT_MAX_KEY		(1024u * 1024)		/* 1 MiB */
+#define WIRE_DEFAULT_MAX_VALUE		(64u * 1024 * 1024)	/* 64 MiB */
+#define WIRE_DEFAULT_MAX_KEYS		(128u * 1024)
+#define WIRE_DEFAULT_MAX_REQUEST	(256u * 1024 * 1024)	/* 256 MiB */
+
+/* A borrowed byte string inside the parsed buffer. */
+struct wire_str {
+	const uint8_t	*p;
+	uint64_t	 len;
+};
+
+/* One parsed request; pointers borrow from the caller's buffer. */
+struct wire_req {
+	enum wire_op	 op;
+	uint8_t		 code;		/* opcode byte as sent */
+	struct wire_str	 key;		/* SET GET ADD CAS DELETE APPEND WATCH QUEUE_* BARRIER */
+	struct wire_str	 val;		/* SET APPEND QUEUE_PUSH; CAS expected */
+	struct wire_str	 val2;		/* CAS desired */
+	int64_t		 num;		/* ADD delta, BARRIER world size */
+	uint32_t	 u32;		/* VALIDATE magic, PING nonce */
+	uint64_t	 count;		/* CHECK WAIT MULTI_GET: keys; MULTI_SET: pairs */
+	struct wire_str	 list;		/* the count items, back to back (wire_list_next) */
+	const char	*error;		/* WIRE_ERROR: static reason */
+	uint64_t	 bad;		/* WIRE_ERROR: offending number (length, opcode) */
+	uint64_t	 need;		/* WIRE_MORE: total bytes needed, at least */
+	/* resume state for item lists (private) */
+	uint64_t	 scan_pos;
+	uint64_t	 scan_items;
+};
+
+/* Reset a request before parsing a new one. */
+void	wire_req_init(struct wire_req *);
+/* Fill limits with the defaults above. */
+void	wire_limits_default(struct wire_limits *);
+/* Pick a dialect from a connection's first bytes; WIRE_UNKNOWN: need more. */
+enum wire_dialect wire_detect(const uint8_t *buf, size_t len);
+/* Parse one request of the dialect from buf (see above). */
+enum wire_status wire_parse(enum wire_dialect, const uint8_t *buf, size_t len,
+	    const struct wire_limits *, struct wire_req *, size_t *consumed);
+/* Next item of an already-parsed list; 0 at its end. */
+int	wire_list_next(struct wire_str *list, struct wire_str *item);
+/* Name of an operation for logs. */
+const char *wire_op_name(enum wire_op);
+
+/* Reply encoders: little-endian, return the bytes written. */
+size_t	wire_enc_u32(uint8_t out[4], uint32_t);
+size_t	wire_enc_i64(uint8_t out[8], int64_t);
+size_t	wire_enc_u64(uint8_t out[8], uint64_t);
+/* Little-endian loads. */
+uint32_t wire_get_u32(const uint8_t *);
+uint64_t wire_get_u64(const uint8_t *);
+
 #endif /* CGRUN_WIRE_H */
