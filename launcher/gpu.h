@@ -1,0 +1,89 @@
+/*
+ * gpu.h: which GPUs a worker will see, in the order CUDA numbers them.
+ *
+ * Discovery asks NVML (nvml.c: libnvidia-ml.so.1 loaded with dlopen, never
+ * linked), else hwloc's PCI devices (vendor 0x10de, class display/3D).  The
+ * physical list is put in CUDA's order (CUDA_DEVICE_ORDER=PCI_BUS_ID: bus
+ * id; default FASTEST_FIRST: compute capability then core count, highest
+ * first, ties in bus-id order), then CUDA_VISIBLE_DEVICES selects and
+ * reorders it exactly as the CUDA runtime does: indices, GPU-/MIG- UUIDs
+ * and unique UUID prefixes; the list ends at the first entry that is
+ * invalid, out of range or repeated; empty means no GPU.
+ */
+#ifndef CGRUN_GPU_H
+#define CGRUN_GPU_H
+
+#include <stddef.h>
+
+#include <hwloc.h>
+
+#define GPU_MAX		256	/* GPUs per node considered */
+#define GPU_BUSID_MAX	32	/* "dddd:bb:dd.f", with room for NVML's 8-digit domain */
+#define GPU_UUID_MAX	96	/* "GPU-8a7e...", "MIG-..." (NVML: 80) */
+#define GPU_MIG_MAX	8	/* MIG devices remembered per GPU */
+#define GPU_CVD_MAX	4096	/* bytes of CUDA_VISIBLE_DEVICES parsed */
+
+struct gpu_info {
+	char		busid[GPU_BUSID_MAX];	/* canonical dddd:bb:dd.f, lower case */
+	char		uuid[GPU_UUID_MAX];	/* "GPU-..." or "" when unknown */
+	unsigned	domain, bus, dev, func;
+	int		cc_major, cc_minor;	/* compute capability; -1: unknown */
+	int		cores;			/* CUDA cores; -1: unknown */
+	int		nmig;
+	char		mig[GPU_MIG_MAX][GPU_UUID_MAX];
+};
+
+/* One GPU as a worker sees it: CUDA ordinal = position in the list. */
+struct gpu_vis {
+	int	phys;			/* index into gpu_list.gpu */
+	char	token[GPU_UUID_MAX];	/* how to name it in CUDA_VISIBLE_DEVICES */
+};
+
+struct gpu_list {
+	const char	*source;	/* "nvml", "hwloc" */
+	int		 n;		/* physical GPUs, in CUDA order */
+	struct gpu_info	*gpu;
+	int		 nvis;
+	struct gpu_vis	*vis;
+};
+
+/*
+ * Parse a PCI bus id "[dddd[dddd]:]bb:dd.f" (hex, any case): 0, or -1 when
+ * malformed.  Pure.
+ */
+int	gpu_busid_parse(const char *, unsigned *domain, unsigned *bus,
+	    unsigned *dev, unsigned *func);
+
+/* Sort GPUs into CUDA's order: bus id, or fastest first when asked. */
+void	gpu_order(struct gpu_info *, int n, int fastest_first);
+
+/*
+ * Apply CUDA_VISIBLE_DEVICES (cvd; NULL = unset: every GPU) to the n GPUs
+ * in CUDA order, filling out[0..outmax).  Returns the number visible, or -1
+ * with err set when an entry cannot be resolved here (a UUID while no UUID
+ * is known).  When the list was cut short as CUDA cuts it, the count is
+ * returned and warn says where and why.  Pure.
+ */
+int	gpu_visible_parse(const char *cvd, const struct gpu_info *, int n,
+	    struct gpu_vis *out, int outmax, char *warn, size_t warnlen,
+	    char *err, size_t errlen);
+
+/* Fill out[] with the NVIDIA GPUs hwloc sees (I/O objects loaded). */
+int	gpu_hwloc_scan(hwloc_topology_t, struct gpu_info *out, int max);
+
+/*
+ * NVML: fill out[] from the library at path (dlopen).  Returns the count,
+ * or -1 with err set when the library cannot be loaded or initialised.
+ */
+int	nvml_scan(const char *path, struct gpu_info *out, int max,
+	    char *err, size_t errlen);
+
+/*
+ * Everything above: NVML (CGRUN_NVML_LIBRARY, default libnvidia-ml.so.1;
+ * "none" skips it) else hwloc (topo may be NULL: no fallback), CUDA order,
+ * CUDA_VISIBLE_DEVICES.  NULL with err set on error.
+ */
+struct gpu_list *gpu_discover(hwloc_topology_t, char *err, size_t errlen);
+void	gpu_list_free(struct gpu_list *);
+
+#endif
