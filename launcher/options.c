@@ -1,0 +1,796 @@
+/*
+ * options.c: the command line, through one table of option definitions.
+ *
+ * Rules (torchrun's argparse behaviour): long options accept dash and
+ * underscore spellings and any unique prefix; "--opt=value" and "--opt value";
+ * the first non-option argument is the script and everything after it goes
+ * to the workers verbatim; an option that was not given takes its value from
+ * PET_<NAME> in the environment when the table says so (booleans as
+ * integers, like torchrun's bool(int(...))).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+enum opt_kind {
+	K_FLAG,		/* int set to 1 */
+	K_COUNT,	/* int incremented */
+	K_STR,		/* char * (strdup'd) */
+	K_INT,		/* int */
+	K_DOUBLE,	/* double */
+	K_STD,		/* struct options_std */
+	K_HELP,
+	K_VERSION
+};
+
+struct opt_def {
+	const char	*name;		/* dash spelling, without "--" */
+	char		 shortopt;	/* or 0 */
+	enum opt_kind	 kind;
+	int		 pet;		/* PET_<NAME> fallback */
+	size_t		 off;		/* field in struct cgrun_options */
+	const char	*metavar;
+	const char	*help;
+};
+
+#define F(field) offsetof(struct cgrun_options, field)
+
+static const struct opt_def opt_table[] = {
+	{ "nnodes", 0, K_STR, 1, F(nnodes), "MIN[:MAX]",
+	  "number of nodes, or the range MIN:MAX (default 1:1)" },
+	{ "nproc-per-node", 0, K_STR, 1, F(nproc_per_node), "N|cpu|gpu|auto",
+	  "workers per node (default 1)" },
+	{ "rdzv-backend", 0, K_STR, 1, F(rdzv_backend), "NAME",
+	  "rendezvous backend: static (default) or c10d" },
+	{ "rdzv-endpoint", 0, K_STR, 1, F(rdzv_endpoint), "HOST[:PORT]",
+	  "rendezvous endpoint" },
+	{ "rdzv-id", 0, K_STR, 1, F(rdzv_id), "ID",
+	  "job id shared by every node (default none)" },
+	{ "rdzv-conf", 0, K_STR, 1, F(rdzv_conf), "K=V,...",
+	  "rendezvous settings (join_timeout, last_call_timeout, ...)" },
+	{ "standalone", 0, K_FLAG, 1, F(standalone), NULL,
+	  "single node: in-process store on a free port, random run id" },
+	{ "max-restarts", 0, K_INT, 1, F(max_restarts), "N",
+	  "restarts of the worker group after failures (default 0)" },
+	{ "monitor-interval", 0, K_DOUBLE, 1, F(monitor_interval), "SECONDS",
+	  "accepted for compatibility; cgrun sees exits at once" },
+	{ "start-method", 0, K_STR, 1, F(start_method), "spawn|fork|forkserver",
+	  "accepted for compatibility (scripts are always executed)" },
+	{ "event-log-handler", 0, K_STR, 1, F(event_log_handler), "NAME",
+	  "accepted for compatibility" },
+	{ "role", 0, K_STR, 1, F(role), "NAME",
+	  "worker role, ROLE_NAME (default \"default\")" },
+	{ "module", 'm', K_FLAG, 1, F(module), NULL,
+	  "run SCRIPT as a Python module (python -m)" },
+	{ "no-python", 0, K_FLAG, 1, F(no_python), NULL,
+	  "execute SCRIPT directly, without the Python interpreter" },
+	{ "run-path", 0, K_FLAG, 1, F(run_path), NULL,
+	  "run SCRIPT as a Python file (overrides --no-python)" },
+	{ "log-dir", 0, K_STR, 1, F(log_dir), "DIR",
+	  "base directory for worker logs and error files" },
+	{ "redirects", 'r', K_STD, 1, F(redirects), "0-3|LR:V,...",
+	  "send stdout (1), stderr (2) or both (3) to log files only" },
+	{ "tee", 't', K_STD, 1, F(tee), "0-3|LR:V,...",
+	  "copy stdout (1), stderr (2) or both (3) to log files too" },
+	{ "local-ranks-filter", 0, K_STR, 1, F(local_ranks_filter), "LR,...",
+	  "show only these local ranks' output on the console" },
+	{ "duplicate-stdout-filters", 0, K_STR, 1, F(dup_stdout_filters),
+	  "S,...", "copy stdout lines containing S to filtered_stdout.log" },
+	{ "duplicate-stderr-filters", 0, K_STR, 1, F(dup_stderr_filters),
+	  "S,...", "copy stderr lines containing S to filtered_stderr.log" },
+	{ "node-rank", 0, K_INT, 1, F(node_rank), "N",
+	  "this node's rank (static backend)" },
+	{ "master-addr", 0, K_STR, 1, F(master_addr), "HOST",
+	  "store address (static backend, default 127.0.0.1)" },
+	{ "master-port", 0, K_INT, 1, F(master_port), "PORT",
+	  "store port (static backend, default 29500)" },
+	{ "local-addr", 0, K_STR, 1, F(local_addr), "HOST",
+	  "address this node advertises (default: its host name)" },
+	{ "logs-specs", 0, K_STR, 0, F(logs_specs), "NAME",
+	  "accepted for compatibility; only the default layout exists" },
+	{ "numa-binding", 0, K_STR, 0, F(numa_binding),
+	  "node|socket|exclusive|core-complex", "bind each rank near its GPU" },
+	{ "signals-to-handle", 0, K_STR, 1, F(signals_to_handle), "SIG,...",
+	  "signals forwarded to the workers" },
+	{ "shutdown-timeout", 0, K_DOUBLE, 1, F(shutdown_timeout), "SECONDS",
+	  "grace between TERM and KILL when stopping workers (default 30)" },
+	{ "virtual-local-rank", 0, K_FLAG, 1, F(virtual_local_rank), NULL,
+	  "every worker gets LOCAL_RANK=0 and only its own GPU" },
+	{ "log-prefix", 0, K_STR, 0, F(log_prefix), "TEMPLATE",
+	  "console line prefix (default \"[rank${rank}]:\")" },
+	{ "cpu-bind", 0, K_STR, 0, F(cpu_bind), "none|gpu|numa|cores",
+	  "CPU binding of each rank" },
+	{ "gpu-visibility", 0, K_STR, 0, F(gpu_visibility), "all|own",
+	  "own: CUDA_VISIBLE_DEVICES is the rank's GPU" },
+	{ "dry-run", 0, K_FLAG, 0, F(dry_run), NULL,
+	  "print the placement plan and exit" },
+	{ "json", 0, K_FLAG, 0, F(json), NULL,
+	  "with --dry-run: print JSON" },
+	{ "verbose", 'v', K_COUNT, 0, F(verbose), NULL,
+	  "log more (twice: debug)" },
+	{ "help", 'h', K_HELP, 0, 0, NULL, "show this help" },
+	{ "version", 0, K_VERSION, 0, 0, NULL, "show the version" },
+};
+
+#define NOPTS (sizeof(opt_table) / sizeof(opt_table[0]))
+
+static const struct {
+	const char	*name;
+	int		 sig;
+} sig_names[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
+	{ "ILL", SIGILL }, { "TRAP", SIGTRAP }, { "ABRT", SIGABRT },
+	{ "BUS", SIGBUS }, { "FPE", SIGFPE }, { "KILL", SIGKILL },
+	{ "USR1", SIGUSR1 }, { "SEGV", SIGSEGV }, { "USR2", SIGUSR2 },
+	{ "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+	{ "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD }, { "CONT", SIGCONT },
+	{ "STOP", SIGSTOP }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN },
+	{ "TTOU", SIGTTOU }, { "URG", SIGURG }, { "XCPU", SIGXCPU },
+	{ "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM }, { "PROF", SIGPROF },
+	{ "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+	{ "SYS", SIGSYS },
+};
+
+/* Format a one-line error into err; returns OPTIONS_ERROR. */
+static enum options_result
+opt_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return OPTIONS_ERROR;
+}
+
+/* The signal number for a name ("SIGTERM", "TERM", "term") or number. */
+int
+options_signum(const char *name)
+{
+	char *end;
+	long n;
+	size_t i;
+
+	if (name[0] >= '0' && name[0] <= '9') {
+		n = strtol(name, &end, 10);
+		return (*end == '\0' && n > 0 && n < NSIG) ? (int)n : -1;
+	}
+	if (strncasecmp(name, "SIG", 3) == 0)
+		name += 3;
+	for (i = 0; i < sizeof(sig_names) / sizeof(sig_names[0]); i++)
+		if (strcasecmp(name, sig_names[i].name) == 0)
+			return sig_names[i].sig;
+	return -1;
+}
+
+/* The short name of a signal ("TERM"), or NULL. */
+const char *
+options_signame(int sig)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sig_names) / sizeof(sig_names[0]); i++)
+		if (sig_names[i].sig == sig)
+			return sig_names[i].name;
+	return NULL;
+}
+
+/* Parse a whole string as an int within [min, max]; 0 or -1. */
+static int
+parse_int(const char *s, long min, long max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (s[0] == '\0' || *end != '\0' || errno != 0 || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* Parse a whole string as a finite double; 0 or -1. */
+static int
+parse_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (s[0] == '\0' || *end != '\0' || errno != 0 || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * Parse torchrun's Std value: "0".."3" for every local rank, or a map
+ * "lr:v,lr:v".  Contract: 0 on success, -1 on any malformed part.
+ */
+static int
+parse_std(const char *s, struct options_std *std)
+{
+	const char *p = s;
+	char *end;
+	long lr, v;
+
+	memset(std, 0, sizeof(*std));
+	if (s[0] >= '0' && s[0] <= '3' && s[1] == '\0') {
+		std->all = s[0] - '0';
+		return 0;
+	}
+	std->all = -1;
+	while (*p != '\0') {
+		lr = strtol(p, &end, 10);
+		if (end == p || *end != ':' || lr < 0 || lr >= OPTIONS_MAX_LOCAL)
+			return -1;
+		p = end + 1;
+		if (*p < '0' || *p > '3' || (p[1] != ',' && p[1] != '\0'))
+			return -1;
+		v = *p - '0';
+		if (std->nmap == (int)(sizeof(std->lr) / sizeof(std->lr[0])))
+			return -1;
+		std->lr[std->nmap] = (int)lr;
+		std->val[std->nmap++] = (int)v;
+		p++;
+		if (*p == ',' && *++p == '\0')
+			return -1;
+	}
+	return std->nmap > 0 ? 0 : -1;
+}
+
+/* Store one option's value (text) into o; OPTIONS_OK or an error. */
+static enum options_result
+opt_set(struct cgrun_options *o, const struct opt_def *d, const char *val,
+    const char *from, char *err, size_t errlen)
+{
+	char *base = (char *)o;
+	int iv;
+
+	switch (d->kind) {
+	case K_FLAG:
+		if (val != NULL) {
+			if (parse_int(val, INT_MIN, INT_MAX, &iv) == -1)
+				return opt_error(err, errlen, "%s: expected an "
+				    "integer, got \"%s\"", from, val);
+			*(int *)(base + d->off) = iv != 0;
+		} else
+			*(int *)(base + d->off) = 1;
+		return OPTIONS_OK;
+	case K_COUNT:
+		(*(int *)(base + d->off))++;
+		return OPTIONS_OK;
+	case K_STR:
+		if (strlen(val) >= OPTIONS_STR_MAX)
+			return opt_error(err, errlen, "%s: value too long", from);
+		free(*(char **)(base + d->off));
+		if ((*(char **)(base + d->off) = strdup(val)) == NULL)
+			return opt_error(err, errlen, "out of memory");
+		return OPTIONS_OK;
+	case K_INT:
+		if (parse_int(val, INT_MIN, INT_MAX, (int *)(base + d->off)) == -1)
+			return opt_error(err, errlen, "%s: expected an integer, "
+			    "got \"%s\"", from, val);
+		if (d->off == F(master_port))
+			o->explicit_master_port = 1;
+		return OPTIONS_OK;
+	case K_DOUBLE:
+		if (parse_double(val, (double *)(base + d->off)) == -1)
+			return opt_error(err, errlen, "%s: expected a number, "
+			    "got \"%s\"", from, val);
+		return OPTIONS_OK;
+	case K_STD:
+		if (parse_std(val, (struct options_std *)(base + d->off)) == -1)
+			return opt_error(err, errlen, "%s: expected 0-3 or "
+			    "LOCAL_RANK:0-3,..., got \"%s\"", from, val);
+		return OPTIONS_OK;
+	default:
+		return OPTIONS_OK;
+	}
+}
+
+/* Whether an option of this kind takes a value. */
+static int
+opt_takes_value(const struct opt_def *d)
+{
+	return d->kind == K_STR || d->kind == K_INT || d->kind == K_DOUBLE ||
+	    d->kind == K_STD;
+}
+
+/*
+ * Find a long option by name (dashes or underscores; name ends at '=' or
+ * NUL): an exact match, else a unique prefix.  NULL and err set otherwise.
+ */
+static const struct opt_def *
+opt_find_long(const char *arg, char *err, size_t errlen)
+{
+	char name[64];
+	const struct opt_def *hit = NULL;
+	size_t i, n;
+	int nhits = 0;
+
+	n = strcspn(arg, "=");
+	if (n == 0 || n >= sizeof(name)) {
+		opt_error(err, errlen, "unknown option --%.*s", (int)(n > 60 ?
+		    60 : n), arg);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		name[i] = arg[i] == '_' ? '-' : arg[i];
+	name[n] = '\0';
+	for (i = 0; i < NOPTS; i++) {
+		if (strcmp(opt_table[i].name, name) == 0)
+			return &opt_table[i];
+		if (strncmp(opt_table[i].name, name, n) == 0) {
+			hit = &opt_table[i];
+			nhits++;
+		}
+	}
+	if (nhits == 1)
+		return hit;
+	opt_error(err, errlen, "%s option --%s", nhits > 1 ? "ambiguous" :
+	    "unknown", name);
+	return NULL;
+}
+
+/* Find a short option; NULL and err set when unknown. */
+static const struct opt_def *
+opt_find_short(char c, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (opt_table[i].shortopt == c)
+			return &opt_table[i];
+	opt_error(err, errlen, "unknown option -%c", c);
+	return NULL;
+}
+
+/* Apply one parsed option; help/version are reported through *res. */
+static enum options_result
+opt_apply(struct cgrun_options *o, const struct opt_def *d, const char *val,
+    unsigned char *given, char *err, size_t errlen)
+{
+	char from[80];
+
+	given[d - opt_table] = 1;
+	if (d->kind == K_HELP)
+		return OPTIONS_HELP;
+	if (d->kind == K_VERSION)
+		return OPTIONS_VERSION;
+	snprintf(from, sizeof(from), "--%s", d->name);
+	return opt_set(o, d, val, from, err, errlen);
+}
+
+/* Parse one "--name[=value]" at argv[*i], consuming a value if needed. */
+static enum options_result
+opt_long(struct cgrun_options *o, int argc, char **argv, int *i,
+    unsigned char *given, char *err, size_t errlen)
+{
+	const char *arg = argv[*i] + 2, *eq, *val = NULL;
+	const struct opt_def *d;
+
+	if ((d = opt_find_long(arg, err, errlen)) == NULL)
+		return OPTIONS_ERROR;
+	eq = strchr(arg, '=');
+	if (opt_takes_value(d)) {
+		if (eq != NULL)
+			val = eq + 1;
+		else if (*i + 1 < argc)
+			val = argv[++*i];
+		else
+			return opt_error(err, errlen, "--%s needs a value",
+			    d->name);
+	} else if (eq != NULL)
+		return opt_error(err, errlen, "--%s takes no value", d->name);
+	return opt_apply(o, d, val, given, err, errlen);
+}
+
+/* Parse a cluster of short options ("-m", "-vv", "-r3", "-r 3"). */
+static enum options_result
+opt_short(struct cgrun_options *o, int argc, char **argv, int *i,
+    unsigned char *given, char *err, size_t errlen)
+{
+	const char *p = argv[*i] + 1, *val;
+	const struct opt_def *d;
+	enum options_result r;
+
+	for (; *p != '\0'; p++) {
+		if ((d = opt_find_short(*p, err, errlen)) == NULL)
+			return OPTIONS_ERROR;
+		if (!opt_takes_value(d)) {
+			if ((r = opt_apply(o, d, NULL, given, err, errlen)) !=
+			    OPTIONS_OK)
+				return r;
+			continue;
+		}
+		if (p[1] != '\0')
+			val = p[1] == '=' ? p + 2 : p + 1;
+		else if (*i + 1 < argc)
+			val = argv[++*i];
+		else
+			return opt_error(err, errlen, "-%c needs a value", *p);
+		return opt_apply(o, d, val, given, err, errlen);
+	}
+	return OPTIONS_OK;
+}
+
+/* Take values of options not given on the command line from PET_*. */
+static enum options_result
+opt_env_fallbacks(struct cgrun_options *o, const unsigned char *given,
+    char *err, size_t errlen)
+{
+	char env[80];
+	const char *v;
+	size_t i, j;
+	enum options_result r;
+
+	for (i = 0; i < NOPTS; i++) {
+		if (!opt_table[i].pet || given[i])
+			continue;
+		snprintf(env, sizeof(env), "PET_%s", opt_table[i].name);
+		for (j = 4; env[j] != '\0'; j++)
+			env[j] = env[j] == '-' ? '_' :
+			    (char)toupper((unsigned char)env[j]);
+		if ((v = getenv(env)) == NULL)
+			continue;
+		if ((r = opt_set(o, &opt_table[i], v, env, err, errlen)) !=
+		    OPTIONS_OK)
+			return r;
+	}
+	return OPTIONS_OK;
+}
+
+/* Parse --nnodes "N" or "MIN:MAX" with 0 < MIN <= MAX. */
+static enum options_result
+check_nnodes(struct cgrun_options *o, char *err, size_t errlen)
+{
+	char buf[64], *colon;
+
+	o->nnodes_min = o->nnodes_max = 1;
+	if (o->nnodes == NULL)
+		return OPTIONS_OK;
+	if (strlen(o->nnodes) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, o->nnodes);
+	if ((colon = strchr(buf, ':')) != NULL) {
+		*colon = '\0';
+		if (parse_int(buf, 1, 1 << 20, &o->nnodes_min) == -1 ||
+		    parse_int(colon + 1, 1, 1 << 20, &o->nnodes_max) == -1)
+			goto bad;
+	} else {
+		if (parse_int(buf, 1, 1 << 20, &o->nnodes_min) == -1)
+			goto bad;
+		o->nnodes_max = o->nnodes_min;
+	}
+	if (o->nnodes_min <= o->nnodes_max)
+		return OPTIONS_OK;
+bad:
+	return opt_error(err, errlen, "--nnodes: expected N or MIN:MAX with "
+	    "0 < MIN <= MAX, got \"%s\"", o->nnodes);
+}
+
+/* --nproc-per-node: a positive number, cpu, gpu or auto. */
+static enum options_result
+check_nproc(struct cgrun_options *o, char *err, size_t errlen)
+{
+	int n;
+
+	if (o->nproc_per_node == NULL && (o->nproc_per_node = strdup("1")) ==
+	    NULL)
+		return opt_error(err, errlen, "out of memory");
+	if (strcmp(o->nproc_per_node, "cpu") == 0 ||
+	    strcmp(o->nproc_per_node, "gpu") == 0 ||
+	    strcmp(o->nproc_per_node, "auto") == 0 ||
+	    parse_int(o->nproc_per_node, 1, OPTIONS_MAX_LOCAL, &n) == 0)
+		return OPTIONS_OK;
+	return opt_error(err, errlen, "--nproc-per-node: expected a number "
+	    "from 1 to %d, cpu, gpu or auto, got \"%s\"", OPTIONS_MAX_LOCAL,
+	    o->nproc_per_node);
+}
+
+/* --local-ranks-filter: a comma list of local ranks. */
+static enum options_result
+check_filter(struct cgrun_options *o, char *err, size_t errlen)
+{
+	const char *p = o->local_ranks_filter;
+	char *end;
+	long v;
+
+	if (p == NULL)
+		return OPTIONS_OK;
+	if (*p == '\0') {	/* torchrun: "" means no filter */
+		free(o->local_ranks_filter);
+		o->local_ranks_filter = NULL;
+		return OPTIONS_OK;
+	}
+	for (;;) {
+		v = strtol(p, &end, 10);
+		if (end == p || v < 0 || v >= OPTIONS_MAX_LOCAL ||
+		    (*end != ',' && *end != '\0'))
+			return opt_error(err, errlen, "--local-ranks-filter: "
+			    "expected local ranks like 0,2, got \"%s\"",
+			    o->local_ranks_filter);
+		if (*end == '\0')
+			return OPTIONS_OK;
+		p = end + 1;
+	}
+}
+
+/* --signals-to-handle: a comma list of signal names. */
+static enum options_result
+check_signals(struct cgrun_options *o, char *err, size_t errlen)
+{
+	static const int defaults[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT,
+	    SIGUSR1, SIGUSR2, 0 };
+	char buf[512], *tok, *save = NULL;
+	int n = 0, sig;
+
+	if (o->signals_to_handle == NULL) {
+		memcpy(o->signals, defaults, sizeof(defaults));
+		return OPTIONS_OK;
+	}
+	if (strlen(o->signals_to_handle) >= sizeof(buf))
+		return opt_error(err, errlen, "--signals-to-handle: too long");
+	strcpy(buf, o->signals_to_handle);
+	for (tok = strtok_r(buf, ", ", &save); tok != NULL;
+	    tok = strtok_r(NULL, ", ", &save)) {
+		sig = options_signum(tok);
+		if (sig == -1 || sig == SIGKILL || sig == SIGSTOP ||
+		    sig == SIGCHLD)
+			return opt_error(err, errlen, "--signals-to-handle: "
+			    "cannot handle signal \"%s\"", tok);
+		if (n == (int)(sizeof(o->signals) / sizeof(o->signals[0])) - 1)
+			return opt_error(err, errlen, "--signals-to-handle: "
+			    "too many signals");
+		o->signals[n++] = sig;
+	}
+	o->signals[n] = 0;
+	return OPTIONS_OK;
+}
+
+/* --rdzv-conf: k=v pairs, comma separated, no empty key or value. */
+static enum options_result
+check_rdzv_conf(struct cgrun_options *o, char *err, size_t errlen)
+{
+	const char *p = o->rdzv_conf, *eq, *comma;
+
+	if (p == NULL || *p == '\0')
+		return OPTIONS_OK;
+	for (;;) {
+		comma = strchr(p, ',');
+		if (comma == NULL)
+			comma = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(comma - p));
+		if (eq == NULL || eq == p || eq + 1 == comma)
+			return opt_error(err, errlen, "--rdzv-conf: expected "
+			    "key=value,..., got \"%.*s\"", (int)(comma - p), p);
+		if (*comma == '\0')
+			return OPTIONS_OK;
+		p = comma + 1;
+	}
+}
+
+/* One-of check for an enumerated string option. */
+static enum options_result
+check_oneof(const char *val, const char *name, const char *const *allowed,
+    char *err, size_t errlen)
+{
+	size_t i;
+
+	if (val == NULL)
+		return OPTIONS_OK;
+	for (i = 0; allowed[i] != NULL; i++)
+		if (strcmp(val, allowed[i]) == 0)
+			return OPTIONS_OK;
+	return opt_error(err, errlen, "--%s: unknown value \"%s\"", name, val);
+}
+
+/* Numeric ranges of the remaining options. */
+static enum options_result
+check_numbers(struct cgrun_options *o, char *err, size_t errlen)
+{
+	const char *env;
+
+	if (o->max_restarts < 0)
+		return opt_error(err, errlen, "--max-restarts: must be >= 0");
+	if (!(o->monitor_interval > 0))
+		return opt_error(err, errlen, "--monitor-interval: must be > 0");
+	if (o->node_rank < 0)
+		return opt_error(err, errlen, "--node-rank: must be >= 0");
+	if (o->explicit_master_port &&
+	    (o->master_port < 0 || o->master_port > 65535))
+		return opt_error(err, errlen, "--master-port: must be 0-65535");
+	if (isnan(o->shutdown_timeout) &&
+	    (env = getenv("TORCH_ELASTIC_SHUTDOWN_TIMEOUT")) != NULL &&
+	    parse_double(env, &o->shutdown_timeout) == -1)
+		return opt_error(err, errlen, "TORCH_ELASTIC_SHUTDOWN_TIMEOUT: "
+		    "expected a number, got \"%s\"", env);
+	if (isnan(o->shutdown_timeout))
+		o->shutdown_timeout = 30;
+	if (o->shutdown_timeout < 0 || o->shutdown_timeout > 1e7)
+		return opt_error(err, errlen, "--shutdown-timeout: must be "
+		    ">= 0 seconds");
+	return OPTIONS_OK;
+}
+
+/* Validate values and combinations once everything is parsed. */
+static enum options_result
+opt_finish(struct cgrun_options *o, char *err, size_t errlen)
+{
+	static const char *const methods[] = { "spawn", "fork", "forkserver",
+	    NULL };
+	static const char *const vis[] = { "all", "own", NULL };
+	enum options_result r;
+
+	if ((r = check_nnodes(o, err, errlen)) != OPTIONS_OK ||
+	    (r = check_nproc(o, err, errlen)) != OPTIONS_OK ||
+	    (r = check_filter(o, err, errlen)) != OPTIONS_OK ||
+	    (r = check_signals(o, err, errlen)) != OPTIONS_OK ||
+	    (r = check_rdzv_conf(o, err, errlen)) != OPTIONS_OK ||
+	    (r = check_numbers(o, err, errlen)) != OPTIONS_OK ||
+	    (r = check_oneof(o->start_method, "start-method", methods, err,
+	    errlen)) != OPTIONS_OK ||
+	    (r = check_oneof(o->gpu_visibility, "gpu-visibility", vis, err,
+	    errlen)) != OPTIONS_OK)
+		return r;
+	if (o->module && o->no_python && !o->run_path)
+		return opt_error(err, errlen, "--module and --no-python cannot "
+		    "be used together");
+	if (o->run_path)
+		o->no_python = 0;
+	if (o->json && !o->dry_run)
+		return opt_error(err, errlen, "--json needs --dry-run");
+	if (o->role != NULL && o->role[0] == '\0')
+		return opt_error(err, errlen, "--role: must not be empty");
+	if (o->script == NULL && !o->dry_run)
+		return opt_error(err, errlen, "missing the training script "
+		    "(or program) to run");
+	return OPTIONS_OK;
+}
+
+/* Set every field to its "not given" value. */
+static void
+opt_defaults(struct cgrun_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->monitor_interval = 0.1;
+	o->master_port = -1;
+	o->shutdown_timeout = NAN;
+}
+
+/*
+ * Parse the command line.  Contract: on OPTIONS_OK every field is valid
+ * (ranges and combinations checked), script is set and script_args points
+ * into argv; OPTIONS_HELP/VERSION stop at that option; OPTIONS_ERROR has a
+ * one-line message in err.  Always call options_free() afterwards.
+ */
+enum options_result
+options_parse(struct cgrun_options *o, int argc, char **argv, char *err,
+    size_t errlen)
+{
+	unsigned char given[NOPTS];
+	enum options_result r = OPTIONS_OK;
+	int i;
+
+	opt_defaults(o);
+	memset(given, 0, sizeof(given));
+	err[0] = '\0';
+	for (i = 1; i < argc && r == OPTIONS_OK; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if (strncmp(argv[i], "--", 2) == 0)
+			r = opt_long(o, argc, argv, &i, given, err, errlen);
+		else if (argv[i][0] == '-' && argv[i][1] != '\0')
+			r = opt_short(o, argc, argv, &i, given, err, errlen);
+		else
+			break;
+	}
+	if (r != OPTIONS_OK)
+		return r;
+	if (i < argc) {
+		o->script = argv[i];
+		o->script_args = argv + i + 1;
+		o->nscript_args = argc - i - 1;
+	}
+	if ((r = opt_env_fallbacks(o, given, err, errlen)) != OPTIONS_OK)
+		return r;
+	return opt_finish(o, err, errlen);
+}
+
+/* Free the strings options_parse() duplicated. */
+void
+options_free(struct cgrun_options *o)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (opt_table[i].kind == K_STR) {
+			free(*(char **)((char *)o + opt_table[i].off));
+			*(char **)((char *)o + opt_table[i].off) = NULL;
+		}
+}
+
+/* The usage text: synopsis, and with full one line per option. */
+void
+options_usage(FILE *fp, int full)
+{
+	char left[80];
+	size_t i;
+
+	fprintf(fp, "usage: cgrun [options] SCRIPT.py [ARGS...]\n"
+	    "       cgrun [options] -m MODULE [ARGS...]\n"
+	    "       cgrun [options] --no-python PROGRAM [ARGS...]\n");
+	if (!full) {
+		fprintf(fp, "Try 'cgrun --help' for the options.\n");
+		return;
+	}
+	fprintf(fp, "\nOptions (also with underscores, and from PET_* "
+	    "variables):\n");
+	for (i = 0; i < NOPTS; i++) {
+		snprintf(left, sizeof(left), "%s%c%s--%s%s%s",
+		    opt_table[i].shortopt ? "-" : "   ",
+		    opt_table[i].shortopt ? opt_table[i].shortopt : ' ',
+		    opt_table[i].shortopt ? ", " : "", opt_table[i].name,
+		    opt_table[i].metavar ? " " : "",
+		    opt_table[i].metavar ? opt_table[i].metavar : "");
+		fprintf(fp, "  %-40s %s\n", left, opt_table[i].help);
+	}
+	fprintf(fp, "\nSee cgrun(1).\n");
+}
+
+/* Whether local rank lr passes --local-ranks-filter. */
+int
+options_rank_shown(const struct cgrun_options *o, int lr)
+{
+	const char *p = o->local_ranks_filter;
+	char *end;
+
+	if (p == NULL)
+		return 1;
+	for (;;) {
+		if (strtol(p, &end, 10) == lr)
+			return 1;
+		if (*end != ',')
+			return 0;
+		p = end + 1;
+	}
+}
+
+/* The redirect/tee bits that apply to local rank lr. */
+int
+options_std_for(const struct options_std *std, int lr)
+{
+	int i;
+
+	if (std->all >= 0)
+		return std->all;
+	for (i = 0; i < std->nmap; i++)
+		if (std->lr[i] == lr)
+			return std->val[i];
+	return 0;
+}
+
+/* Whether the options describe a multi-node job. */
+int
+options_multinode(const struct cgrun_options *o)
+{
+	if (o->nnodes_max > 1)
+		return 1;
+	if (o->standalone)
+		return 0;
+	return o->rdzv_endpoint != NULL && o->rdzv_endpoint[0] != '\0';
+}
