@@ -1,0 +1,394 @@
+/*
+ * rank.c: rank information from the worker environment (torchrun's
+ * variables) and the connection to this attempt's job store.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgrun/rank.h"
+#include "cgrun/store.h"
+
+extern char **environ;
+
+#define RANK_MAX_NAME	256	/* ROLE_NAME, TORCHELASTIC_RUN_ID */
+#define RANK_MAX_ADDR	1025	/* MASTER_ADDR (host name or address) */
+#define RANK_MAX_WORLD	(1 << 24)
+
+struct cgrun_rank {
+	int	rank, world_size, local_rank, local_world_size;
+	int	group_rank, group_world_size, role_rank, role_world_size;
+	int	restart_count, max_restarts, master_port;
+	int	use_agent_store;	/* -1 unset, 0 "False"/other, 1 "True" */
+	char	role_name[RANK_MAX_NAME];
+	char	run_id[RANK_MAX_NAME];
+	char	master_addr[RANK_MAX_ADDR];
+};
+
+/* One integer variable: where it goes, its range, whether it must exist. */
+struct rank_var {
+	const char	*name;
+	size_t		 off;
+	int		 min, max;
+	int		 required;
+};
+
+#define RV(n, f, lo, hi, req) { n, offsetof(struct cgrun_rank, f), lo, hi, req }
+static const struct rank_var rank_vars[] = {
+	RV("RANK", rank, 0, RANK_MAX_WORLD - 1, 1),
+	RV("WORLD_SIZE", world_size, 1, RANK_MAX_WORLD, 1),
+	RV("LOCAL_RANK", local_rank, 0, RANK_MAX_WORLD - 1, 1),
+	RV("LOCAL_WORLD_SIZE", local_world_size, 1, RANK_MAX_WORLD, 1),
+	RV("MASTER_PORT", master_port, 1, 65535, 1),
+	RV("GROUP_RANK", group_rank, 0, RANK_MAX_WORLD - 1, 0),
+	RV("GROUP_WORLD_SIZE", group_world_size, 1, RANK_MAX_WORLD, 0),
+	RV("ROLE_RANK", role_rank, 0, RANK_MAX_WORLD - 1, 0),
+	RV("ROLE_WORLD_SIZE", role_world_size, 1, RANK_MAX_WORLD, 0),
+	RV("TORCHELASTIC_RESTART_COUNT", restart_count, 0, INT_MAX, 0),
+	RV("TORCHELASTIC_MAX_RESTARTS", max_restarts, 0, INT_MAX, 0),
+};
+#undef RV
+
+/* Format a message into err (CGRUN_ERRLEN bytes) if err is not NULL. */
+static void __attribute__((format(printf, 2, 3)))
+rank_err(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, CGRUN_ERRLEN, fmt, ap);
+	va_end(ap);
+}
+
+/* The value of name in envp, or NULL. */
+static const char *
+rank_getenv(const char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; *envp != NULL; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/*
+ * Parse s as a plain decimal integer in [min, max]: digits only, no sign,
+ * space or suffix.  0, or -1 if malformed or out of range.
+ */
+static int
+rank_parse_int(const char *s, int min, int max, int *out)
+{
+	long long v = 0;
+
+	if (*s == '\0' || strlen(s) > 18)
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* Read every integer variable of the table; -1 with a message on error. */
+static int
+rank_read_ints(struct cgrun_rank *r, const char *const *envp, char *err)
+{
+	const struct rank_var *v;
+	const char *s;
+	size_t i;
+
+	for (i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
+		v = &rank_vars[i];
+		s = rank_getenv(envp, v->name);
+		if (s == NULL) {
+			if (!v->required)
+				continue;
+			rank_err(err, "%s is not set (is this process started "
+			    "by cgrun or torchrun?)", v->name);
+			return -1;
+		}
+		if (rank_parse_int(s, v->min, v->max,
+		    (int *)(void *)((char *)r + v->off)) == -1) {
+			rank_err(err, "%s=\"%.40s\" is not an integer in "
+			    "[%d, %d]", v->name, s, v->min, v->max);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Copy string variable name (default def) into buf; -1 if too long. */
+static int
+rank_read_str(const char *const *envp, const char *name, const char *def,
+    char *buf, size_t len, char *err)
+{
+	const char *s = rank_getenv(envp, name);
+
+	if (s == NULL)
+		s = def;
+	if (s == NULL) {
+		rank_err(err, "%s is not set (is this process started by "
+		    "cgrun or torchrun?)", name);
+		return -1;
+	}
+	if (strlen(s) >= len) {
+		rank_err(err, "%s is longer than %zu bytes", name, len - 1);
+		return -1;
+	}
+	memcpy(buf, s, strlen(s) + 1);
+	return 0;
+}
+
+/* Read the string variables; -1 with a message on error. */
+static int
+rank_read_strs(struct cgrun_rank *r, const char *const *envp, char *err)
+{
+	const char *s;
+
+	if (rank_read_str(envp, "MASTER_ADDR", NULL, r->master_addr,
+	    sizeof(r->master_addr), err) == -1 ||
+	    rank_read_str(envp, "ROLE_NAME", "default", r->role_name,
+	    sizeof(r->role_name), err) == -1 ||
+	    rank_read_str(envp, "TORCHELASTIC_RUN_ID", "", r->run_id,
+	    sizeof(r->run_id), err) == -1)
+		return -1;
+	if (r->master_addr[0] == '\0') {
+		rank_err(err, "MASTER_ADDR is empty");
+		return -1;
+	}
+	s = rank_getenv(envp, "TORCHELASTIC_USE_AGENT_STORE");
+	r->use_agent_store = s == NULL ? -1 : strcmp(s, "True") == 0;
+	return 0;
+}
+
+/* Check that the ranks fit their sizes; -1 with a message if not. */
+static int
+rank_validate(const struct cgrun_rank *r, char *err)
+{
+	if (r->rank >= r->world_size)
+		rank_err(err, "RANK=%d is not below WORLD_SIZE=%d", r->rank,
+		    r->world_size);
+	else if (r->local_rank >= r->local_world_size)
+		rank_err(err, "LOCAL_RANK=%d is not below LOCAL_WORLD_SIZE=%d",
+		    r->local_rank, r->local_world_size);
+	else if (r->local_world_size > r->world_size)
+		rank_err(err, "LOCAL_WORLD_SIZE=%d is above WORLD_SIZE=%d",
+		    r->local_world_size, r->world_size);
+	else if (r->group_rank >= r->group_world_size)
+		rank_err(err, "GROUP_RANK=%d is not below GROUP_WORLD_SIZE=%d",
+		    r->group_rank, r->group_world_size);
+	else if (r->role_rank >= r->role_world_size)
+		rank_err(err, "ROLE_RANK=%d is not below ROLE_WORLD_SIZE=%d",
+		    r->role_rank, r->role_world_size);
+	else
+		return 0;
+	return -1;
+}
+
+/* Defaults of the optional variables that depend on the required ones. */
+static void
+rank_defaults(struct cgrun_rank *r)
+{
+	r->group_rank = r->group_world_size = -1;
+	r->role_rank = r->role_world_size = -1;
+}
+
+/* Fill the defaults left at -1 once the required values are known. */
+static void
+rank_fill(struct cgrun_rank *r)
+{
+	if (r->group_rank == -1)
+		r->group_rank = r->rank / r->local_world_size;
+	if (r->group_world_size == -1)
+		r->group_world_size = (r->world_size + r->local_world_size - 1) /
+		    r->local_world_size;
+	if (r->role_rank == -1)
+		r->role_rank = r->rank;
+	if (r->role_world_size == -1)
+		r->role_world_size = r->world_size;
+}
+
+/* Read the worker environment from envp (NULL: this process's). */
+CGRUN_EXPORT struct cgrun_rank *
+cgrun_rank_new(const char *const *envp, char *err)
+{
+	struct cgrun_rank *r;
+
+	if (envp == NULL)
+		envp = (const char *const *)environ;
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		rank_err(err, "out of memory");
+		return NULL;
+	}
+	rank_defaults(r);
+	if (rank_read_ints(r, envp, err) == -1 ||
+	    rank_read_strs(r, envp, err) == -1) {
+		free(r);
+		errno = EINVAL;
+		return NULL;
+	}
+	rank_fill(r);
+	if (rank_validate(r, err) == -1) {
+		free(r);
+		errno = EINVAL;
+		return NULL;
+	}
+	return r;
+}
+
+/* Release rank information; NULL is a no-op. */
+CGRUN_EXPORT void
+cgrun_rank_free(struct cgrun_rank *r)
+{
+	free(r);
+}
+
+/* RANK. */
+CGRUN_EXPORT int
+cgrun_rank_rank(const struct cgrun_rank *r)
+{
+	return r->rank;
+}
+
+/* WORLD_SIZE. */
+CGRUN_EXPORT int
+cgrun_rank_world_size(const struct cgrun_rank *r)
+{
+	return r->world_size;
+}
+
+/* LOCAL_RANK. */
+CGRUN_EXPORT int
+cgrun_rank_local_rank(const struct cgrun_rank *r)
+{
+	return r->local_rank;
+}
+
+/* LOCAL_WORLD_SIZE. */
+CGRUN_EXPORT int
+cgrun_rank_local_world_size(const struct cgrun_rank *r)
+{
+	return r->local_world_size;
+}
+
+/* GROUP_RANK. */
+CGRUN_EXPORT int
+cgrun_rank_group_rank(const struct cgrun_rank *r)
+{
+	return r->group_rank;
+}
+
+/* GROUP_WORLD_SIZE. */
+CGRUN_EXPORT int
+cgrun_rank_group_world_size(const struct cgrun_rank *r)
+{
+	return r->group_world_size;
+}
+
+/* ROLE_RANK. */
+CGRUN_EXPORT int
+cgrun_rank_role_rank(const struct cgrun_rank *r)
+{
+	return r->role_rank;
+}
+
+/* ROLE_WORLD_SIZE. */
+CGRUN_EXPORT int
+cgrun_rank_role_world_size(const struct cgrun_rank *r)
+{
+	return r->role_world_size;
+}
+
+/* ROLE_NAME. */
+CGRUN_EXPORT const char *
+cgrun_rank_role_name(const struct cgrun_rank *r)
+{
+	return r->role_name;
+}
+
+/* TORCHELASTIC_RESTART_COUNT. */
+CGRUN_EXPORT int
+cgrun_rank_restart_count(const struct cgrun_rank *r)
+{
+	return r->restart_count;
+}
+
+/* TORCHELASTIC_MAX_RESTARTS. */
+CGRUN_EXPORT int
+cgrun_rank_max_restarts(const struct cgrun_rank *r)
+{
+	return r->max_restarts;
+}
+
+/* TORCHELASTIC_RUN_ID. */
+CGRUN_EXPORT const char *
+cgrun_rank_run_id(const struct cgrun_rank *r)
+{
+	return r->run_id;
+}
+
+/* MASTER_ADDR. */
+CGRUN_EXPORT const char *
+cgrun_rank_master_addr(const struct cgrun_rank *r)
+{
+	return r->master_addr;
+}
+
+/* MASTER_PORT. */
+CGRUN_EXPORT int
+cgrun_rank_master_port(const struct cgrun_rank *r)
+{
+	return r->master_port;
+}
+
+/* Write "/worker/attempt_N" into buf. */
+CGRUN_EXPORT int
+cgrun_rank_store_prefix(const struct cgrun_rank *r, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "/worker/attempt_%d", r->restart_count);
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+/* Connect to the job store and return a handle with the attempt prefix. */
+CGRUN_EXPORT struct cgrun_store *
+cgrun_rank_store_connect(const struct cgrun_rank *r, int timeout_ms,
+    char *err)
+{
+	struct cgrun_store *base, *s;
+	char prefix[64];
+
+	if (r->use_agent_store == 0) {
+		rank_err(err, "TORCHELASTIC_USE_AGENT_STORE is not \"True\": "
+		    "no agent store to connect to (rank 0 would have to host "
+		    "one; libcgrun does not)");
+		errno = EPROTONOSUPPORT;
+		return NULL;
+	}
+	if (cgrun_rank_store_prefix(r, prefix, sizeof(prefix)) == -1)
+		return NULL;
+	base = cgrun_store_connect(r->master_addr, r->master_port, timeout_ms,
+	    err);
+	if (base == NULL)
+		return NULL;
+	s = cgrun_store_prefixed(base, prefix);
+	cgrun_store_free(base);
+	if (s == NULL)
+		rank_err(err, "out of memory");
+	return s;
+}
