@@ -1,0 +1,69 @@
+/*
+ * rdzv.h: the rendezvous engine.  It keeps every job (--rdzv-id) a daemon
+ * serves, decides each job's rounds (who is in, group ranks, rank offsets,
+ * the job store), counts the job-wide restart budget and declares nodes
+ * dead when their keep-alives stop.  Semantics: docs/protocol.md and
+ * cgrun(1), RENDEZVOUS; torchrun's c10d backend is the model.
+ *
+ * The engine never touches sockets: a transport (rdzv_attach() for a
+ * store's native connections, or a test) creates one peer per connection,
+ * feeds it decoded messages and tells it when the connection is gone; the
+ * engine answers through rdzv_io.  Timers run on the given event_base.
+ */
+#ifndef CGRUN_RDZV_H
+#define CGRUN_RDZV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rdzv_proto.h"
+
+struct event_base;
+struct evbuffer;
+struct store;
+struct rdzv;
+struct rdzv_peer;
+
+struct rdzv_io {
+	/* Queue one message to the connection conn. */
+	void	(*send)(void *conn, const struct rdzv_msg *, void *arg);
+};
+
+/* Job states and node states, as rdzv_job_info reports them. */
+enum rdzv_jstate { RDZV_J_JOINING, RDZV_J_RUNNING, RDZV_J_CLOSED,
+	RDZV_J__COUNT };
+enum rdzv_nstate { RDZV_N_NEW, RDZV_N_WAIT, RDZV_N_SPARE, RDZV_N_ACTIVE,
+	RDZV_N_STOPPING, RDZV_N_DONE, RDZV_N__COUNT };
+
+struct rdzv_job_info {
+	enum rdzv_jstate state;
+	uint32_t	round;
+	uint32_t	restarts;
+	size_t		nodes;			/* known nodes, any state */
+	size_t		count[RDZV_N__COUNT];	/* nodes per state */
+};
+
+struct rdzv *rdzv_new(struct event_base *, const struct rdzv_io *, void *arg);
+void	rdzv_free(struct rdzv *);
+
+/* A new connection: conn is the transport's handle, given back in send. */
+struct rdzv_peer *rdzv_peer_new(struct rdzv *, void *conn);
+/* One message from the peer; -1: protocol error (ERROR was sent): close. */
+int	rdzv_peer_msg(struct rdzv_peer *, const struct rdzv_msg *);
+/* Decode and handle every complete frame in `in`; -1: close. */
+int	rdzv_peer_input(struct rdzv_peer *, struct evbuffer *in);
+/* The connection is gone; frees the peer.  Its node stays until the
+ * keep-alive window ends (it may reconnect), then is dead. */
+void	rdzv_peer_gone(struct rdzv_peer *);
+
+/* Serve the engine on a store's native connections ("CGRN..."). */
+struct rdzv *rdzv_attach(struct store *, struct event_base *);
+
+/* Introspection for tests, benchmarks and logs. */
+size_t	rdzv_njobs(const struct rdzv *);
+int	rdzv_job_info(const struct rdzv *, const char *run_id,
+	    struct rdzv_job_info *);
+const char *rdzv_jstate_name(enum rdzv_jstate);
+const char *rdzv_nstate_name(enum rdzv_nstate);
+
+#endif /* CGRUN_RDZV_H */

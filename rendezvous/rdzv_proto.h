@@ -1,0 +1,127 @@
+/*
+ * rdzv_proto.h: the native rendezvous protocol between cgrun agents and
+ * the rendezvous engine (cgrun-rdzvd, or an agent hosting it in-process).
+ * docs/protocol.md is the specification; this header is its codec.
+ *
+ * A connection starts with the 4 bytes WIRE_NATIVE_MAGIC ("CGRN") on the
+ * store's port, then carries frames both ways:
+ *
+ *	u32 length	bytes after this field (op + fields), little-endian
+ *	u8  op		RDZV_OP_* (0x80 and above: outside torch's opcodes)
+ *	fields		fixed per op: u8/u16/u32/i32 little-endian, strings
+ *			as u16 length + bytes (no NUL), each with a maximum
+ *
+ * The first client frame is HELLO carrying the protocol version; nothing
+ * else is accepted before it.  The codec is pure: no allocation, no I/O.
+ */
+#ifndef CGRUN_RDZV_PROTO_H
+#define CGRUN_RDZV_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RDZV_PROTO_VERSION	1
+
+/* Named maxima of every variable field (bytes, without a NUL). */
+#define RDZV_FRAME_MAX		2048	/* length field of one frame */
+#define RDZV_RUNID_MAX		255	/* --rdzv-id */
+#define RDZV_HOST_MAX		255	/* node host name (rank sort key) */
+#define RDZV_ADDR_MAX		255	/* job store host */
+#define RDZV_TEXT_MAX		1023	/* reasons and error messages */
+#define RDZV_NODES_MAX		100000	/* --nnodes MAX */
+#define RDZV_NPROC_MAX		65536	/* workers on one node */
+#define RDZV_TIMEOUT_MAX	(7u * 24 * 3600 * 1000)	/* any _ms field */
+
+/* Opcodes.  Client to server: */
+#define RDZV_OP_HELLO		0x80	/* version */
+#define RDZV_OP_JOIN		0x81	/* join a job's next round */
+#define RDZV_OP_KEEPALIVE	0x82	/* I am alive */
+#define RDZV_OP_FAILED		0x83	/* my workers failed (and are stopped) */
+#define RDZV_OP_STOPPED		0x84	/* my workers stopped after RESTART */
+#define RDZV_OP_DONE		0x85	/* my workers all exited 0 */
+#define RDZV_OP_LEAVE		0x86	/* I leave the job (not closing it) */
+/* Server to client: */
+#define RDZV_OP_WELCOME		0xC0	/* version accepted */
+#define RDZV_OP_STATUS		0xC1	/* progress of the round being formed */
+#define RDZV_OP_ROUND		0xC2	/* the round is decided: your place */
+#define RDZV_OP_RESTART		0xC3	/* stop your workers, then STOPPED */
+#define RDZV_OP_FINISHED	0xC4	/* every node done: exit 0 */
+#define RDZV_OP_FAIL		0xC5	/* the job cannot go on: exit */
+#define RDZV_OP_ERROR		0xC6	/* protocol error; connection closes */
+
+/* FAIL reasons. */
+#define RDZV_FAIL_TIMEOUT	1	/* join_timeout passed before a round */
+#define RDZV_FAIL_BELOW_MIN	2	/* fewer than MIN nodes remain */
+#define RDZV_FAIL_RESTARTS	3	/* workers failed, no restarts left */
+#define RDZV_FAIL_CLOSED	4	/* the job is already over */
+
+/* STATUS roles. */
+#define RDZV_ROLE_WAITING	0	/* in the round being formed */
+#define RDZV_ROLE_SPARE		1	/* beyond MAX nodes: parked */
+
+/* "No deadline" in STATUS.last_call_ms; "no --node-rank" in JOIN. */
+#define RDZV_NO_DEADLINE	0xFFFFFFFFu
+#define RDZV_NO_NODE_RANK	(-1)
+
+/* Decoder results. */
+#define RDZV_PROTO_OK		0
+#define RDZV_PROTO_MORE		1
+#define RDZV_PROTO_ERROR	(-1)
+
+/*
+ * One decoded message: every op uses a subset of these fields (the field
+ * table in rdzv_proto.c says which); strings are NUL-terminated.
+ */
+struct rdzv_msg {
+	uint8_t		op;
+	uint16_t	version;		/* HELLO WELCOME */
+	char		run_id[RDZV_RUNID_MAX + 1];	/* JOIN */
+	char		host[RDZV_HOST_MAX + 1];	/* JOIN */
+	uint32_t	pid;			/* JOIN */
+	uint32_t	local_id;		/* JOIN */
+	uint32_t	nproc;			/* JOIN: local world size */
+	int32_t		node_rank;		/* JOIN: --node-rank or -1 */
+	uint32_t	min_nodes;		/* JOIN STATUS */
+	uint32_t	max_nodes;		/* JOIN STATUS */
+	uint32_t	max_restarts;		/* JOIN */
+	uint32_t	join_timeout_ms;	/* JOIN */
+	uint32_t	last_call_ms;		/* JOIN STATUS (time left) */
+	uint32_t	close_ms;		/* JOIN */
+	uint32_t	keepalive_ms;		/* JOIN */
+	uint32_t	keepalive_max;		/* JOIN */
+	char		addr[RDZV_ADDR_MAX + 1];	/* JOIN (mine) ROUND (rank 0's) */
+	uint16_t	port;			/* JOIN ROUND */
+	uint32_t	round;			/* STATUS ROUND RESTART */
+	uint32_t	joined;			/* STATUS: nodes in the round */
+	uint8_t		role;			/* STATUS */
+	int32_t		group_rank;		/* ROUND */
+	uint32_t	group_world_size;	/* ROUND */
+	uint32_t	rank_base;		/* ROUND */
+	uint32_t	world_size;		/* ROUND */
+	uint32_t	restart_count;		/* ROUND */
+	uint8_t		reason;			/* FAIL */
+	char		text[RDZV_TEXT_MAX + 1];	/* FAILED RESTART FAIL ERROR */
+};
+
+/* The op's name ("JOIN"), or NULL for an unknown op. */
+const char *rdzv_proto_opname(uint8_t op);
+
+/*
+ * Decode one frame from buf[0..len).  OK: *m filled, *used = frame bytes.
+ * MORE: the frame is incomplete (nothing consumed).  ERROR: *why says what
+ * was wrong (length over RDZV_FRAME_MAX, seen as soon as the length field
+ * is in, unknown op, a field over its maximum, bytes left over); the
+ * connection must be closed.
+ */
+int	rdzv_proto_decode(const void *buf, size_t len, struct rdzv_msg *m,
+	    size_t *used, const char **why);
+
+/* Encode m into buf (cap bytes); the frame length, or -1 (unknown op,
+ * a string over its maximum, or cap too small). */
+ssize_t	rdzv_proto_encode(const struct rdzv_msg *m, void *buf, size_t cap);
+
+/* Fill m with a zeroed message of op. */
+void	rdzv_proto_init(struct rdzv_msg *m, uint8_t op);
+
+#endif /* CGRUN_RDZV_PROTO_H */
