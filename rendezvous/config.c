@@ -281,6 +281,7 @@ config_value(const char **s, const char **e, char *err, size_t errlen)
 {
 	const char *p, *q;
 
+	config_trim(s, e);
 	if (*s < *e && **s == '"') {
 		p = memchr(*s + 1, '"', (size_t)(*e - *s - 1));
 		if (p == NULL)
