@@ -159,11 +159,18 @@ install: all
 	for m in man/*.1; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for m in man/*.3; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/ || true; done
 	for m in man/*.8; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man8/ || true; done
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/cgrun
+	for u in rendezvous/systemd/cgrun-rdzvd.service rendezvous/systemd/cgrun-rdzvd.socket; do \
+	  sed -e 's|/usr/sbin/cgrun-rdzvd|$(SBINDIR)/cgrun-rdzvd|' -e 's|/etc/cgrun/|$(SYSCONFDIR)/cgrun/|' \
+	    $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
+	test -e $(DESTDIR)$(SYSCONFDIR)/cgrun/rdzvd.conf || \
+	  install -m 644 rendezvous/rdzvd.conf.example $(DESTDIR)$(SYSCONFDIR)/cgrun/rdzvd.conf
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/cgrun $(DESTDIR)$(SBINDIR)/cgrun-rdzvd \
 	  $(DESTDIR)$(LIBDIR)/libcgrun.* $(DESTDIR)$(LIBDIR)/libcgrun-nccl.* \
-	  $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc
+	  $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc \
+	  $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.service $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.socket
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgrun
 
 clean:
