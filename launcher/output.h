@@ -1,0 +1,41 @@
+/*
+ * output.h: one worker stream (stdout or stderr) read from its pipe on the
+ * agent's event loop and written out as whole lines: to the console with a
+ * per-rank prefix, raw to a tee file, and prefixed to a filter file for
+ * lines matching --duplicate-*-filters.  Partial lines wait for their
+ * newline (lines longer than OUTPUT_LINE_MAX are cut into pieces); at EOF
+ * the last partial line is written with a newline added, so nothing is lost.
+ */
+#ifndef CGRUN_OUTPUT_H
+#define CGRUN_OUTPUT_H
+
+#include <stddef.h>
+
+#define OUTPUT_LINE_MAX		(64 * 1024)	/* bytes buffered per stream */
+#define OUTPUT_PREFIX_MAX	256		/* bytes of one line prefix */
+
+struct event_base;
+struct output;
+
+struct output_conf {
+	int		 console_fd;	/* 1, 2, or -1: not shown */
+	const char	*prefix;	/* copied */
+	int		 file_fd;	/* tee file (taken over), or -1 */
+	int		 filter_fd;	/* not owned, or -1 */
+	const char	*filters;	/* comma list ("," as ",,"), or NULL */
+	void		(*on_eof)(void *arg);	/* after the last byte */
+	void		*arg;
+};
+
+/* Watch pipe fd (taken over, made non-blocking); NULL with errno. */
+struct output *output_new(struct event_base *, int fd, const struct output_conf *);
+/* Read what is left without blocking, write it out, close; no on_eof. */
+void	output_drain(struct output *);
+void	output_free(struct output *);
+/* Whether the stream reached EOF. */
+int	output_eof(const struct output *);
+
+/* Write all of buf to fd (a console or file), waiting if it is full. */
+void	output_write_all(int fd, const void *buf, size_t len);
+
+#endif
