@@ -1,0 +1,456 @@
+/*
+ * test_rdzv.c: the rendezvous engine as a state machine, driven through
+ * fake connections that record what the engine sends: round decisions,
+ * group ranks and rank offsets, spares, scale-up, the restart budget,
+ * keep-alive deaths, MIN, join timeout, job separation, protocol errors.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "rdzv.h"
+
+#define MAXMSG 64
+
+struct fconn {
+	struct rdzv_peer *peer;
+	struct rdzv_msg	 msgs[MAXMSG];
+	int		 n;
+};
+
+static struct event_base *base;
+static struct rdzv *eng;
+
+/* Fake transport: record the message. */
+static void
+fake_send(void *conn, const struct rdzv_msg *m, void *arg)
+{
+	struct fconn *c = conn;
+
+	ck_assert_int_lt(c->n, MAXMSG);
+	c->msgs[c->n++] = *m;
+}
+
+static const struct rdzv_io fake_io = { fake_send };
+
+/* A fresh engine per test. */
+static void
+setup(void)
+{
+	base = event_base_new();
+	eng = rdzv_new(base, &fake_io, NULL);
+}
+
+/* Free it. */
+static void
+teardown(void)
+{
+	rdzv_free(eng);
+	event_base_free(base);
+}
+
+/* The last message of op sent to c, or NULL. */
+static const struct rdzv_msg *
+last(const struct fconn *c, uint8_t op)
+{
+	int i;
+
+	for (i = c->n - 1; i >= 0; i--)
+		if (c->msgs[i].op == op)
+			return &c->msgs[i];
+	return NULL;
+}
+
+static const struct rdzv_msg nomsg;
+
+/* The last message of op sent to c; the test fails without one. */
+static const struct rdzv_msg *
+got(const struct fconn *c, uint8_t op)
+{
+	const struct rdzv_msg *m = last(c, op);
+
+	ck_assert_msg(m != NULL, "no %s received", rdzv_proto_opname(op));
+	return m != NULL ? m : &nomsg;
+}
+
+/* Send a bodyless op from c. */
+static int
+say(struct fconn *c, uint8_t op)
+{
+	struct rdzv_msg m;
+
+	rdzv_proto_init(&m, op);
+	return rdzv_peer_msg(c->peer, &m);
+}
+
+struct jopt {
+	const char *run_id;
+	uint32_t min, max, restarts, nproc, last_call_ms, ka_ms, join_ms;
+	int node_rank;
+};
+
+/* Connect, HELLO and JOIN as host. */
+static struct fconn *
+join(const char *host, const struct jopt *o)
+{
+	struct fconn *c = calloc(1, sizeof(*c));
+	struct rdzv_msg m;
+
+	c->peer = rdzv_peer_new(eng, c);
+	rdzv_proto_init(&m, RDZV_OP_HELLO);
+	m.version = RDZV_PROTO_VERSION;
+	ck_assert_int_eq(rdzv_peer_msg(c->peer, &m), 0);
+	ck_assert_int_eq(c->msgs[0].op, RDZV_OP_WELCOME);
+	rdzv_proto_init(&m, RDZV_OP_JOIN);
+	strcpy(m.run_id, o->run_id ? o->run_id : "job7");
+	strcpy(m.host, host);
+	m.pid = 100;
+	m.nproc = o->nproc ? o->nproc : 2;
+	m.node_rank = o->node_rank;
+	m.min_nodes = o->min;
+	m.max_nodes = o->max;
+	m.max_restarts = o->restarts;
+	m.join_timeout_ms = o->join_ms ? o->join_ms : 60000;
+	m.last_call_ms = o->last_call_ms ? o->last_call_ms : 60000;
+	m.close_ms = 1000;
+	m.keepalive_ms = o->ka_ms ? o->ka_ms : 60000;
+	m.keepalive_max = 2;
+	strcpy(m.addr, host);
+	m.port = 29500;
+	ck_assert_int_eq(rdzv_peer_msg(c->peer, &m), 0);
+	return c;
+}
+
+/* Drop the connection (as a killed agent would). */
+static void
+drop(struct fconn *c)
+{
+	rdzv_peer_gone(c->peer);
+	c->peer = NULL;
+}
+
+/* Run the loop until c got op, at most ms milliseconds. */
+static const struct rdzv_msg *
+wait_for(struct fconn *c, uint8_t op, int ms)
+{
+	struct timeval tv = { 0, 5000 };
+	int waited = 0;
+
+	while (last(c, op) == NULL && waited < ms) {
+		event_base_loopexit(base, &tv);
+		event_base_dispatch(base);
+		waited += 5;
+	}
+	return last(c, op);
+}
+
+START_TEST(two_nodes_ranks_sorted_by_host)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .nproc = 3 };
+	struct fconn *b = join("node-b", &o), *a;
+	const struct rdzv_msg *ra, *rb;
+
+	ck_assert_ptr_null(last(b, RDZV_OP_ROUND));
+	ck_assert_ptr_nonnull(last(b, RDZV_OP_STATUS));
+	o.nproc = 5;	/* heterogeneous --nproc-per-node */
+	a = join("node-a", &o);
+	ra = last(a, RDZV_OP_ROUND);
+	rb = last(b, RDZV_OP_ROUND);
+	ck_assert_ptr_nonnull(ra);
+	ck_assert_ptr_nonnull(rb);
+	ck_assert_int_eq(ra->group_rank, 0);
+	ck_assert_int_eq(rb->group_rank, 1);
+	ck_assert_uint_eq(ra->group_world_size, 2);
+	ck_assert_uint_eq(ra->rank_base, 0);
+	ck_assert_uint_eq(rb->rank_base, 5);
+	ck_assert_uint_eq(ra->world_size, 8);
+	ck_assert_uint_eq(rb->world_size, 8);
+	ck_assert_str_eq(rb->addr, "node-a");	/* rank 0's job store */
+	ck_assert_uint_eq(rb->restart_count, 0);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(node_rank_wins_over_host)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = 0 };
+	struct fconn *z = join("zzz", &o), *a;
+
+	o.node_rank = 1;
+	a = join("aaa", &o);
+	ck_assert_int_eq(got(z, RDZV_OP_ROUND)->group_rank, 0);
+	ck_assert_int_eq(got(a, RDZV_OP_ROUND)->group_rank, 1);
+	free(a);
+	free(z);
+}
+END_TEST
+
+START_TEST(last_call_closes_round_at_min)
+{
+	struct jopt o = { .min = 1, .max = 3, .node_rank = -1,
+	    .last_call_ms = 50 };
+	struct fconn *a = join("a", &o);
+
+	ck_assert_ptr_null(last(a, RDZV_OP_ROUND));
+	ck_assert_uint_ne(got(a, RDZV_OP_STATUS)->last_call_ms,
+	    RDZV_NO_DEADLINE);
+	ck_assert_ptr_nonnull(wait_for(a, RDZV_OP_ROUND, 2000));
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->group_world_size, 1);
+	free(a);
+}
+END_TEST
+
+START_TEST(spare_then_takes_over)
+{
+	struct jopt o = { .min = 1, .max = 2, .node_rank = -1 };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *c;
+	struct rdzv_job_info ji;
+	const struct rdzv_msg *st;
+
+	c = join("c", &o);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_ROUND));
+	ck_assert_ptr_null(last(c, RDZV_OP_ROUND));
+	st = got(c, RDZV_OP_STATUS);
+	ck_assert_int_eq(st->role, RDZV_ROLE_SPARE);
+	/* a leaves: b restarts, c is taken in; no restart is spent. */
+	ck_assert_int_eq(say(a, RDZV_OP_LEAVE), 0);
+	ck_assert_ptr_nonnull(last(b, RDZV_OP_RESTART));
+	ck_assert_int_eq(say(b, RDZV_OP_STOPPED), 0);
+	ck_assert_ptr_nonnull(last(c, RDZV_OP_ROUND));
+	ck_assert_int_eq(got(b, RDZV_OP_ROUND)->group_rank, 0);
+	ck_assert_int_eq(got(c, RDZV_OP_ROUND)->group_rank, 1);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->round, 1);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->restart_count, 0);
+	ck_assert_int_eq(rdzv_job_info(eng, "job7", &ji), 0);
+	ck_assert_uint_eq(ji.nodes, 2);
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+START_TEST(scale_up_below_max)
+{
+	struct jopt o = { .min = 2, .max = 3, .node_rank = -1,
+	    .last_call_ms = 20 };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *c;
+
+	ck_assert_ptr_nonnull(wait_for(a, RDZV_OP_ROUND, 2000));
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->group_world_size, 2);
+	c = join("c", &o);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_RESTART));
+	ck_assert_ptr_nonnull(last(b, RDZV_OP_RESTART));
+	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
+	ck_assert_ptr_null(last(c, RDZV_OP_ROUND));
+	ck_assert_int_eq(say(b, RDZV_OP_STOPPED), 0);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->group_world_size, 3);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->restart_count, 0);
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+START_TEST(restart_budget_job_wide)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .restarts = 1 };
+	struct fconn *a = join("a", &o), *b = join("b", &o);
+	const struct rdzv_msg *f;
+
+	ck_assert_int_eq(say(b, RDZV_OP_FAILED), 0);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_RESTART));
+	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->restart_count, 1);
+	ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->restart_count, 1);
+	ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->round, 1);
+	/* Second failure, on the other node: the budget is spent. */
+	ck_assert_int_eq(say(a, RDZV_OP_FAILED), 0);
+	f = got(b, RDZV_OP_FAIL);
+	ck_assert_int_eq(f->reason, RDZV_FAIL_RESTARTS);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_FAIL));
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(dead_node_by_keepalive)
+{
+	struct jopt o = { .min = 2, .max = 3, .node_rank = -1, .ka_ms = 20,
+	    .last_call_ms = 10 };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *c = join("c", &o);
+	struct rdzv_job_info ji;
+
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_ROUND));
+	drop(c);	/* c's agent was killed */
+	ck_assert_ptr_null(last(a, RDZV_OP_RESTART));
+	/* a and b keep sending keep-alives until the round restarts. */
+	while (last(a, RDZV_OP_RESTART) == NULL) {
+		ck_assert_int_eq(say(a, RDZV_OP_KEEPALIVE), 0);
+		ck_assert_int_eq(say(b, RDZV_OP_KEEPALIVE), 0);
+		ck_assert_ptr_null(wait_for(a, RDZV_OP_FAIL, 10));
+	}
+	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
+	ck_assert_int_eq(say(b, RDZV_OP_STOPPED), 0);
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->group_world_size, 2);
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->restart_count, 0);
+	ck_assert_int_eq(rdzv_job_info(eng, "job7", &ji), 0);
+	ck_assert_uint_eq(ji.nodes, 2);
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+START_TEST(below_min_fails_everyone)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .ka_ms = 10 };
+	struct fconn *a = join("a", &o), *b = join("b", &o);
+	const struct rdzv_msg *f;
+
+	drop(b);
+	while (last(a, RDZV_OP_FAIL) == NULL) {	/* a stays alive */
+		ck_assert_int_eq(say(a, RDZV_OP_KEEPALIVE), 0);
+		wait_for(a, RDZV_OP_FAIL, 5);
+	}
+	f = got(a, RDZV_OP_FAIL);
+	ck_assert_int_eq(f->reason, RDZV_FAIL_BELOW_MIN);
+	drop(a);
+	ck_assert_uint_eq(rdzv_njobs(eng), 0);	/* forgotten */
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(join_timeout)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .join_ms = 30 };
+	struct fconn *a = join("a", &o);
+	const struct rdzv_msg *f;
+
+	wait_for(a, RDZV_OP_FAIL, 2000);
+	f = got(a, RDZV_OP_FAIL);
+	ck_assert_int_eq(f->reason, RDZV_FAIL_TIMEOUT);
+	free(a);
+}
+END_TEST
+
+START_TEST(all_done_finishes)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1 };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *c;
+	const struct rdzv_msg *f;
+
+	ck_assert_int_eq(say(a, RDZV_OP_DONE), 0);
+	ck_assert_ptr_null(last(a, RDZV_OP_FINISHED));
+	ck_assert_int_eq(say(b, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_FINISHED));
+	ck_assert_ptr_nonnull(last(b, RDZV_OP_FINISHED));
+	/* A late node is told the job is over. */
+	c = join("c", &o);
+	f = got(c, RDZV_OP_FAIL);
+	ck_assert_int_eq(f->reason, RDZV_FAIL_CLOSED);
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+START_TEST(jobs_are_separate)
+{
+	struct jopt o1 = { .run_id = "one", .min = 2, .max = 2,
+	    .node_rank = -1 };
+	struct jopt o2 = { .run_id = "two", .min = 1, .max = 1,
+	    .node_rank = -1 };
+	struct fconn *a = join("a", &o1), *b = join("b", &o2), *c;
+	struct rdzv_job_info ji;
+
+	ck_assert_uint_eq(rdzv_njobs(eng), 2);
+	ck_assert_ptr_nonnull(last(b, RDZV_OP_ROUND));
+	ck_assert_ptr_null(last(a, RDZV_OP_ROUND));
+	ck_assert_int_eq(say(b, RDZV_OP_FAILED), 0);	/* 0 restarts */
+	ck_assert_ptr_nonnull(last(b, RDZV_OP_FAIL));
+	ck_assert_ptr_null(last(a, RDZV_OP_FAIL));
+	c = join("c", &o1);
+	ck_assert_int_eq(got(c, RDZV_OP_ROUND)->group_rank, 1);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->group_world_size, 2);
+	ck_assert_int_eq(rdzv_job_info(eng, "one", &ji), 0);
+	ck_assert_int_eq(ji.state, RDZV_J_RUNNING);
+	free(a);
+	free(b);
+	free(c);
+}
+END_TEST
+
+START_TEST(protocol_errors)
+{
+	struct fconn c = { 0 };
+	struct rdzv_msg m;
+
+	c.peer = rdzv_peer_new(eng, &c);
+	ck_assert_int_eq(say(&c, RDZV_OP_KEEPALIVE), -1);	/* no HELLO */
+	ck_assert_ptr_nonnull(last(&c, RDZV_OP_ERROR));
+	rdzv_peer_gone(c.peer);
+	memset(&c, 0, sizeof(c));
+	c.peer = rdzv_peer_new(eng, &c);
+	rdzv_proto_init(&m, RDZV_OP_HELLO);
+	m.version = 99;
+	ck_assert_int_eq(rdzv_peer_msg(c.peer, &m), -1);
+	rdzv_peer_gone(c.peer);
+	memset(&c, 0, sizeof(c));
+	c.peer = rdzv_peer_new(eng, &c);
+	m.version = RDZV_PROTO_VERSION;
+	ck_assert_int_eq(rdzv_peer_msg(c.peer, &m), 0);
+	ck_assert_int_eq(say(&c, RDZV_OP_DONE), -1);	/* before JOIN */
+	rdzv_peer_gone(c.peer);
+	memset(&c, 0, sizeof(c));
+	c.peer = rdzv_peer_new(eng, &c);
+	ck_assert_int_eq(rdzv_peer_msg(c.peer, &m), 0);
+	rdzv_proto_init(&m, RDZV_OP_JOIN);
+	strcpy(m.run_id, "x");
+	m.min_nodes = 3;
+	m.max_nodes = 2;	/* MIN > MAX */
+	ck_assert_int_eq(rdzv_peer_msg(c.peer, &m), -1);
+	ck_assert_uint_eq(rdzv_njobs(eng), 0);
+	rdzv_peer_gone(c.peer);
+}
+END_TEST
+
+/* The suite. */
+static Suite *
+rdzv_suite(void)
+{
+	Suite *s = suite_create("rdzv");
+	TCase *tc = tcase_create("engine");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, two_nodes_ranks_sorted_by_host);
+	tcase_add_test(tc, node_rank_wins_over_host);
+	tcase_add_test(tc, last_call_closes_round_at_min);
+	tcase_add_test(tc, spare_then_takes_over);
+	tcase_add_test(tc, scale_up_below_max);
+	tcase_add_test(tc, restart_budget_job_wide);
+	tcase_add_test(tc, dead_node_by_keepalive);
+	tcase_add_test(tc, below_min_fails_everyone);
+	tcase_add_test(tc, join_timeout);
+	tcase_add_test(tc, all_done_finishes);
+	tcase_add_test(tc, jobs_are_separate);
+	tcase_add_test(tc, protocol_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(rdzv_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}
