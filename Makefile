@@ -76,7 +76,8 @@ PCFILE      = $(BUILD)/cgrun.pc
 ALL = $(LIBCGRUN_A) $(LIBCGRUN_SO) $(RDZVD) $(CGRUN) $(PCFILE) $(BENCHES)
 ifeq ($(HAVE_NCCL),1)
 LIBNCCL_SO = $(BUILD)/libcgrun-nccl.so.$(SOMAJOR)
-ALL += $(LIBNCCL_SO)
+NCCL_PCFILE = $(BUILD)/cgrun-nccl.pc
+ALL += $(LIBNCCL_SO) $(NCCL_PCFILE)
 endif
 
 LIB_DEPLIBS  = $(EVENT_LIBS) -lpthread
@@ -100,6 +101,7 @@ $(LIBCGRUN_SO): $(call obj,$(LIB_SRCS))
 	ln -sf libcgrun.so.$(SOMAJOR) $(BUILD)/libcgrun.so
 
 $(BUILD)/worker-lib/nccl%.o: CPPFLAGS += -I$(CUDA_HOME)/include
+$(BUILD)/worker-lib/nccl.o: CPPFLAGS += -isystem $(CUDA_HOME)/include
 $(LIBNCCL_SO): $(call obj,$(NCCL_SRCS)) $(LIBCGRUN_SO)
 	$(CC) -shared -Wl,-soname,libcgrun-nccl.so.$(SOMAJOR) -o $@ $(call obj,$(NCCL_SRCS)) \
 	  -L$(BUILD) -lcgrun -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcudart $(LDFLAGS)
@@ -133,6 +135,16 @@ $(PCFILE): Makefile
 	  'Version: $(VERSION)' 'Libs: -L$${libdir} -lcgrun' 'Libs.private: $(LIB_DEPLIBS)' \
 	  'Cflags: -I$${includedir}' > $@
 
+# cgrun-nccl.pc: CUDA lives in ${cudadir} (pkg-config --define-variable
+# can move it); -isystem keeps CUDA's headers out of the users' warnings.
+$(BUILD)/cgrun-nccl.pc: Makefile
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' 'cudadir=$(CUDA_HOME)' '' \
+	  'Name: cgrun-nccl' 'Description: cgrun NCCL communicator bootstrap over the job store' \
+	  'Version: $(VERSION)' 'Requires: cgrun' \
+	  'Libs: -L$${libdir} -lcgrun-nccl -L$${cudadir}/lib64 -Wl,-rpath,$${cudadir}/lib64 -lnccl -lcudart' \
+	  'Cflags: -I$${includedir} -isystem $${cudadir}/include' > $@
+
 tests: $(ALL) $(TESTS)
 
 # The whole suite: unit programs and black-box scripts, one summary line.
@@ -155,6 +167,7 @@ install: all
 	  install -m 755 $(LIBNCCL_SO) $(DESTDIR)$(LIBDIR)/libcgrun-nccl.so.$(SOMAJOR) && \
 	  ln -sf libcgrun-nccl.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libcgrun-nccl.so; fi
 	install -m 644 include/cgrun/*.h $(DESTDIR)$(INCLUDEDIR)/cgrun/
+	if [ -n "$(NCCL_PCFILE)" ]; then install -m 644 $(NCCL_PCFILE) $(DESTDIR)$(PKGCONFIGDIR)/cgrun-nccl.pc; fi
 	install -m 644 $(PCFILE) $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc
 	for m in man/*.1; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for m in man/*.3; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/ || true; done
@@ -169,7 +182,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/cgrun $(DESTDIR)$(SBINDIR)/cgrun-rdzvd \
 	  $(DESTDIR)$(LIBDIR)/libcgrun.* $(DESTDIR)$(LIBDIR)/libcgrun-nccl.* \
-	  $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc \
+	  $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc $(DESTDIR)$(PKGCONFIGDIR)/cgrun-nccl.pc \
 	  $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.service $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.socket
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgrun
 
