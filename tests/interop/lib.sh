@@ -53,16 +53,23 @@ wait_file() {
 	done
 }
 
-# start_rdzvd: start cgrun-rdzvd on 127.0.0.1, port 0; sets RDZVD_PID and
-# RDZVD_PORT (read from its port file).
+# start_rdzvd: start cgrun-rdzvd in the foreground on 127.0.0.1, port 0;
+# sets RDZVD_PID and RDZVD_PORT (from its "listening on HOST:PORT" line).
 start_rdzvd() {
 	[ -x "$RDZVD" ] || { echo "FAIL: $RDZVD not built"; exit 1; }
-	"$RDZVD" --listen 127.0.0.1 --port 0 --port-file "$T/rdzvd.port" \
-		>"$T/rdzvd.log" 2>&1 &
+	"$RDZVD" -d --host 127.0.0.1 --port 0 "$@" >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
 	RDZVD_PID=$!
 	PIDS="$PIDS $RDZVD_PID"
-	wait_file "$T/rdzvd.port" "$RDZVD_PID" 20 "cgrun-rdzvd port"
-	RDZVD_PORT=$(cat "$T/rdzvd.port")
+	i=0
+	while ! grep -q '^listening on ' "$T/rdzvd.out"; do
+		kill -0 "$RDZVD_PID" 2>/dev/null ||
+			{ echo "FAIL: cgrun-rdzvd exited before listening"; cat "$T/rdzvd.log"; exit 1; }
+		[ "$i" -ge 400 ] && { echo "FAIL: no 'listening on' from cgrun-rdzvd after 20 s"; exit 1; }
+		sleep 0.05
+		i=$((i + 1))
+	done
+	RDZVD_PORT=$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$T/rdzvd.out" | head -n 1)
+	[ -n "$RDZVD_PORT" ] || { echo "FAIL: cannot parse port from: $(cat "$T/rdzvd.out")"; exit 1; }
 }
 
 # start_torch_server PYRUNNER: torch's own TCPStore server; sets TS_PID
@@ -83,4 +90,28 @@ build_tool() {
 	${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$TOP/include" \
 		-o "$T/$1" "$TOP/tests/tools/$1.c" "$BUILD_DIR/libcgrun.a" -lpthread ||
 		{ echo "FAIL: cannot build tests/tools/$1.c"; exit 1; }
+}
+
+# gloo_job RUNNER PORT: 4 gloo workers against the store at 127.0.0.1:PORT;
+# fails unless every worker reports the right results within 120 s.
+gloo_job() {
+	runner=$1 port=$2 pids=
+	for r in 0 1 2 3; do
+		RANK=$r LOCAL_RANK=$r WORLD_SIZE=4 LOCAL_WORLD_SIZE=4 GROUP_RANK=0 \
+		MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+		TORCHELASTIC_USE_AGENT_STORE=True TORCHELASTIC_RESTART_COUNT=0 \
+		TORCHELASTIC_RUN_ID=cgrun-test OMP_NUM_THREADS=1 \
+			timeout 120 $runner "$TOP/tests/interop/gloo.py" >"$T/gloo.$r.log" 2>&1 &
+		pids="$pids $!"
+	done
+	PIDS="$PIDS $pids"
+	bad=0 r=0
+	for p in $pids; do
+		wait "$p"
+		rc=$?
+		[ "$rc" -eq 0 ] || { bad=1; echo "FAIL: rank $r exited $rc:"; tail -n 15 "$T/gloo.$r.log"; }
+		r=$((r + 1))
+	done
+	grep -h ' ok: ' "$T"/gloo.*.log
+	[ "$bad" -eq 0 ] && [ "$(grep -l ' ok: ' "$T"/gloo.*.log | wc -l)" -eq 4 ]
 }

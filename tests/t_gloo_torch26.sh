@@ -1,0 +1,10 @@
+#!/bin/sh
+# A real torch 2.6 gloo job of 4 processes whose store is cgrun-rdzvd
+# (TORCHELASTIC_USE_AGENT_STORE=True, MASTER_ADDR/MASTER_PORT at it):
+# init_process_group('gloo'), all_reduce, all_gather, broadcast, barrier
+# with the right results (tests/interop/gloo.py).
+. "$CGRUN_TOP/tests/interop/lib.sh"
+need_torch26
+start_rdzvd
+gloo_job "sh $TOP/tests/torch26.sh" "$RDZVD_PORT" || { echo "FAIL: gloo job (torch 2.6) on cgrun-rdzvd"; tail -n 20 "$T/rdzvd.log"; exit 1; }
+kill -0 "$RDZVD_PID" || { echo "FAIL: cgrun-rdzvd died"; exit 1; }
