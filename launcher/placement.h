@@ -42,6 +42,11 @@ struct plan_opts {
 	const char	*numa_binding;
 	/* "all" (NULL: default, CUDA_VISIBLE_DEVICES untouched) or "own". */
 	const char	*gpu_visibility;
+	/*
+	 * Memory policy of bound ranks: "bind" (NULL: default; strict, to the
+	 * NUMA node(s) of the rank's cpuset), "preferred", or "none".
+	 */
+	const char	*mem_bind;
 };
 
 /*
@@ -76,8 +81,9 @@ int	plan_apply_child(const struct plan *, int local_rank);
 
 /*
  * Call setenv_cb(arg, name, value) for each variable rank local_rank gets:
- * CGRUN_GPU, CGRUN_GPU_BUS_ID, CGRUN_NUMA_NODE, CGRUN_CPUSET,
- * CGRUN_CPU_BIND, and CUDA_VISIBLE_DEVICES with gpu-visibility "own".
+ * CGRUN_CPU_BIND, CGRUN_MEM_BIND, and when known CGRUN_GPU,
+ * CGRUN_GPU_BUS_ID, CGRUN_GPU_UUID, CGRUN_LOCAL_DEVICE, CGRUN_NUMA_NODE,
+ * CGRUN_CPUSET; CUDA_VISIBLE_DEVICES with gpu-visibility "own".
  * Stops at and returns the first nonzero callback result; else 0.
  */
 int	plan_env(const struct plan *, int local_rank,
