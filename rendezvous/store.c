@@ -91,6 +91,7 @@ struct store {
 	int			 in_batch;
 	struct event		*reaper;
 	time_t			 full_logged;
+	struct store_stats	 stats;		/* counters (store_stats()) */
 	uint8_t			 rbuf[STORE_RBUF];
 };
 
@@ -221,6 +222,7 @@ store_conn_write_out(struct store_conn *c)
 			return -1;
 		}
 		evbuffer_drain(c->out, (size_t)n);
+		c->st->stats.bytes_out += (uint64_t)n;
 	}
 	return 0;
 }
@@ -724,6 +726,7 @@ store_conn_process(struct store_conn *c, const uint8_t *buf, size_t len)
 			store_parse_error(c, &c->req);
 			break;
 		}
+		c->st->stats.requests[c->req.op]++;
 		store_ops[c->req.op](c, &c->req);
 		off += used;
 		wire_req_init(&c->req);
@@ -824,6 +827,7 @@ store_conn_readcb(evutil_socket_t fd, short what, void *arg)
 			    strerror(errno));
 		return;
 	}
+	st->stats.bytes_in += (uint64_t)n;
 	st->in_batch++;
 	store_conn_input(c, st->rbuf, (size_t)n);
 	store_conn_idle_update(c);
@@ -876,6 +880,7 @@ store_conn_new(struct store *st, int fd, const struct sockaddr *sa,
 	event_assign(&c->idle, st->base, -1, 0, store_conn_idlecb, c);
 	TAILQ_INSERT_TAIL(&st->conns, c, link);
 	st->nconns++;
+	st->stats.accepted++;
 	event_add(&c->rev, NULL);
 	store_conn_idle_update(c);
 	return c;
@@ -1194,4 +1199,24 @@ const char *
 store_conn_peer(const struct store_conn *c)
 {
 	return c->peer;
+}
+
+_Static_assert(WOP__COUNT <= STORE_STATS_NOPS, "STORE_STATS_NOPS too small");
+
+/* Counters for /metrics; walks the open connections (scrapes are rare). */
+void
+store_stats(const struct store *st, struct store_stats *out)
+{
+	const struct store_conn *c;
+
+	*out = st->stats;
+	memset(out->conns, 0, sizeof out->conns);
+	out->waiting = 0;
+	TAILQ_FOREACH(c, &st->conns, link) {
+		if ((unsigned)c->dialect < 4)
+			out->conns[c->dialect]++;
+		if (c->kc != NULL && kv_client_outstanding(c->kc) > 0)
+			out->waiting++;
+	}
+	out->keys = kv_count(st->kv);
 }

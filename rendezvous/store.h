@@ -58,6 +58,19 @@ void	store_reset(struct store *);
 
 void	store_set_native(struct store *, const struct store_native_ops *, void *arg);
 
+/* Counters for cgrun-rdzvd's /metrics (http.c); open connections, waiters
+ * and keys are counted when asked, the rest as they happen. */
+#define STORE_STATS_NOPS 32	/* >= WOP__COUNT (wire.h) */
+struct store_stats {
+	size_t		conns[4];	/* open, by enum wire_dialect */
+	size_t		waiting;	/* connections blocked in WAIT */
+	size_t		keys;		/* keys stored */
+	uint64_t	accepted;	/* connections accepted, ever */
+	uint64_t	requests[STORE_STATS_NOPS];	/* by enum wire_op */
+	uint64_t	bytes_in, bytes_out;
+};
+void	store_stats(const struct store *, struct store_stats *);
+
 /* Native connection helpers for the rendezvous engine. */
 int	store_conn_write(struct store_conn *, const void *, size_t);
 void	store_conn_close(struct store_conn *);	/* after pending output */
