@@ -22,6 +22,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "rdzv.h"
 #include "store.h"
 
 #define RDZVD_NAME	"cgrun-rdzvd"
@@ -220,6 +221,8 @@ main(int argc, char **argv)
 		fatalx("event_base_new failed");
 	if ((d.store = store_new(d.base, &d.cfg.limits)) == NULL)
 		fatalx("store_new: out of memory");
+	if (rdzv_attach(d.store, d.base) == NULL)	/* rendezvous engine */
+		fatalx("rdzv_attach: out of memory");
 	rdzvd_listen(&d);
 	if (!d.foreground)
 		rdzvd_daemonize(&d);
