@@ -145,7 +145,13 @@ $(BUILD)/cgrun-nccl.pc: Makefile
 	  'Libs: -L$${libdir} -lcgrun-nccl -L$${cudadir}/lib64 -Wl,-rpath,$${cudadir}/lib64 -lnccl -lcudart' \
 	  'Cflags: -I$${includedir} -isystem $${cudadir}/include' > $@
 
-tests: $(ALL) $(TESTS)
+# A fake NVML (libnvidia-ml.so.1) for the GPU discovery tests.
+FAKE_NVML = $(BUILD)/tests/fake_nvml/libnvidia-ml.so.1
+$(FAKE_NVML): tests/fake_nvml/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fvisibility=default -shared -o $@ $< $(LDFLAGS)
+
+tests: $(ALL) $(TESTS) $(FAKE_NVML)
 
 # The whole suite: unit programs and black-box scripts, one summary line.
 check: tests
