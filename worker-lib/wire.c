@@ -209,6 +209,9 @@ wire_take_bytes(const uint8_t *buf, size_t len, uint64_t *pos, uint64_t max,
 	n = wire_get_u64(buf + *pos);
 	if (n > max)
 		return wire_fail(req, what, n);
+	if (*pos + 8 + n > lim->max_request)
+		return wire_fail(req, "request larger than max-request",
+		    *pos + 8 + n);
 	if (*pos + 8 + n > len)
 		return wire_more(req, lim, *pos + 8 + n);
 	out->p = buf + *pos + 8;
@@ -331,6 +334,8 @@ wire_parse(enum wire_dialect d, const uint8_t *buf, size_t len,
 		if (st != WIRE_OK)
 			return st;
 	}
+	if (pos > lim->max_request)
+		return wire_fail(req, "request larger than max-request", pos);
 	if (req->op == WOP_VALIDATE && req->u32 != WIRE_MAGIC)
 		return wire_fail(req, "wrong VALIDATE magic", req->u32);
 	*consumed = (size_t)pos;

@@ -1,0 +1,555 @@
+/*
+ * test_wire.c: the server-side TCPStore codec: dialect detection, every
+ * request of both dialects parsed whole, byte by byte and resumed, limits
+ * hit as soon as a length arrives, bad opcodes and magic, encoders.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wire.h"
+
+/* A request under construction. */
+struct msg {
+	uint8_t	b[4096];
+	size_t	n;
+};
+
+/* Append raw bytes. */
+static void
+m_raw(struct msg *m, const void *p, size_t n)
+{
+	ck_assert_uint_le(m->n + n, sizeof m->b);
+	memcpy(m->b + m->n, p, n);
+	m->n += n;
+}
+
+/* Append one byte. */
+static void
+m_u8(struct msg *m, uint8_t v)
+{
+	m_raw(m, &v, 1);
+}
+
+/* Append a little-endian u64. */
+static void
+m_u64(struct msg *m, uint64_t v)
+{
+	uint8_t b[8];
+
+	wire_enc_u64(b, v);
+	m_raw(m, b, 8);
+}
+
+/* Append a u32. */
+static void
+m_u32(struct msg *m, uint32_t v)
+{
+	uint8_t b[4];
+
+	wire_enc_u32(b, v);
+	m_raw(m, b, 4);
+}
+
+/* Append a length-prefixed string (binary: len given). */
+static void
+m_bytes(struct msg *m, const void *p, size_t n)
+{
+	m_u64(m, n);
+	m_raw(m, p, n);
+}
+
+/* Append a C string as bytes. */
+static void
+m_str(struct msg *m, const char *s)
+{
+	m_bytes(m, s, strlen(s));
+}
+
+static struct wire_limits lim;
+
+/* Fresh default limits before each test. */
+static void
+setup(void)
+{
+	wire_limits_default(&lim);
+}
+
+/* Parse m whole; must be OK consuming exactly m->n bytes. */
+static struct wire_req
+parse_whole(enum wire_dialect d, const struct msg *m)
+{
+	struct wire_req r;
+	size_t used = 0;
+
+	wire_req_init(&r);
+	ck_assert_int_eq(wire_parse(d, m->b, m->n, &lim, &r, &used), WIRE_OK);
+	ck_assert_uint_eq(used, m->n);
+	return r;
+}
+
+/* Whether two parsed requests say the same thing (pointers relative). */
+static void
+same_req(const struct wire_req *a, const uint8_t *abase,
+    const struct wire_req *b, const uint8_t *bbase)
+{
+	ck_assert_int_eq(a->op, b->op);
+	ck_assert_uint_eq(a->code, b->code);
+	ck_assert_uint_eq(a->key.len, b->key.len);
+	ck_assert_uint_eq(a->val.len, b->val.len);
+	ck_assert_uint_eq(a->val2.len, b->val2.len);
+	ck_assert_uint_eq(a->list.len, b->list.len);
+	ck_assert_uint_eq(a->count, b->count);
+	ck_assert(a->num == b->num);
+	ck_assert_uint_eq(a->u32, b->u32);
+	if (a->key.len > 0)
+		ck_assert_int_eq(a->key.p - abase, b->key.p - bbase);
+	if (a->val.len > 0)
+		ck_assert_int_eq(a->val.p - abase, b->val.p - bbase);
+	if (a->val2.len > 0)
+		ck_assert_int_eq(a->val2.p - abase, b->val2.p - bbase);
+	if (a->list.len > 0)
+		ck_assert_int_eq(a->list.p - abase, b->list.p - bbase);
+}
+
+/*
+ * Feed m one byte at a time, both resuming one request state and with a
+ * fresh state per call: every proper prefix is MORE with a need beyond
+ * it (and within the message), the whole is OK and equal to parse_whole.
+ */
+static void
+check_bytewise(enum wire_dialect d, const struct msg *m)
+{
+	struct wire_req whole = parse_whole(d, m), r, fresh;
+	uint8_t *copy;
+	size_t i, used;
+
+	wire_req_init(&r);
+	for (i = 0; i < m->n; i++) {
+		/* A private copy per step: pointers must not outlive calls. */
+		copy = malloc(i + 1);
+		ck_assert_ptr_nonnull(copy);
+		memcpy(copy, m->b, i);
+		ck_assert_int_eq(wire_parse(d, copy, i, &lim, &r, &used),
+		    WIRE_MORE);
+		ck_assert_uint_gt(r.need, i);
+		ck_assert_uint_le(r.need, m->n);
+		wire_req_init(&fresh);
+		ck_assert_int_eq(wire_parse(d, copy, i, &lim, &fresh, &used),
+		    WIRE_MORE);
+		ck_assert_uint_eq(fresh.need, r.need);
+		free(copy);
+	}
+	used = 0;
+	ck_assert_int_eq(wire_parse(d, m->b, m->n, &lim, &r, &used), WIRE_OK);
+	ck_assert_uint_eq(used, m->n);
+	same_req(&whole, m->b, &r, m->b);
+}
+
+/* Build a key list of n keys "/k0".."/k{n-1}" after a count. */
+static void
+m_keys(struct msg *m, unsigned n)
+{
+	char k[16];
+	unsigned i;
+
+	m_u64(m, n);
+	for (i = 0; i < n; i++) {
+		snprintf(k, sizeof k, "/k%u", i);
+		m_str(m, k);
+	}
+}
+
+START_TEST(detect_dialects)
+{
+	static const uint8_t v2[] = { 0x00, 0xce, 0xf7, 0x85, 0x3c, 0x0d };
+	static const uint8_t v1set[] = { 0x00, 0x03, 0, 0, 0, 0, 0, 0, 0 };
+
+	ck_assert_int_eq(wire_detect(v2, 0), WIRE_UNKNOWN);
+	ck_assert_int_eq(wire_detect(v2, 1), WIRE_UNKNOWN);
+	ck_assert_int_eq(wire_detect(v2, 4), WIRE_UNKNOWN);
+	ck_assert_int_eq(wire_detect(v2, 5), WIRE_V2);
+	ck_assert_int_eq(wire_detect(v2, sizeof v2), WIRE_V2);
+	/* A 1.13 SET: decided once the second byte differs from the magic. */
+	ck_assert_int_eq(wire_detect(v1set, 1), WIRE_UNKNOWN);
+	ck_assert_int_eq(wire_detect(v1set, 2), WIRE_V1);
+	ck_assert_int_eq(wire_detect((const uint8_t *)"\x02", 1), WIRE_V1);
+	ck_assert_int_eq(wire_detect((const uint8_t *)"\x06", 1), WIRE_V1);
+	ck_assert_int_eq(wire_detect((const uint8_t *)"CGR", 3), WIRE_UNKNOWN);
+	ck_assert_int_eq(wire_detect((const uint8_t *)"CGRN\x01", 5), WIRE_NATIVE);
+	ck_assert_int_eq(wire_detect((const uint8_t *)"CGX", 3), WIRE_V1);
+}
+END_TEST
+
+START_TEST(v1_requests)
+{
+	struct msg m;
+	struct wire_req r;
+	uint8_t i;
+
+	/* SET, CAS, GET, ADD, CHECK, WAIT, GETNUMKEYS, WATCH, DELETE */
+	memset(&m, 0, sizeof m);
+	m_u8(&m, V1_SET); m_str(&m, "/k1"); m_str(&m, "v1");
+	r = parse_whole(WIRE_V1, &m);
+	ck_assert_int_eq(r.op, WOP_SET);
+	ck_assert_uint_eq(r.key.len, 3);
+	ck_assert_mem_eq(r.key.p, "/k1", 3);
+	ck_assert_mem_eq(r.val.p, "v1", 2);
+	check_bytewise(WIRE_V1, &m);
+
+	memset(&m, 0, sizeof m);
+	m_u8(&m, V1_COMPARE_SET); m_str(&m, "/cs"); m_str(&m, ""); m_str(&m, "d");
+	r = parse_whole(WIRE_V1, &m);
+	ck_assert_int_eq(r.op, WOP_COMPARE_SET);
+	ck_assert_uint_eq(r.val.len, 0);
+	ck_assert_uint_eq(r.val2.len, 1);
+	check_bytewise(WIRE_V1, &m);
+
+	memset(&m, 0, sizeof m);
+	m_u8(&m, V1_ADD); m_str(&m, "/cnt"); m_u64(&m, (uint64_t)-2);
+	r = parse_whole(WIRE_V1, &m);
+	ck_assert_int_eq(r.op, WOP_ADD);
+	ck_assert(r.num == -2);
+	check_bytewise(WIRE_V1, &m);
+
+	for (i = V1_CHECK; i <= V1_WAIT; i++) {
+		memset(&m, 0, sizeof m);
+		m_u8(&m, i); m_keys(&m, 3);
+		r = parse_whole(WIRE_V1, &m);
+		ck_assert_int_eq(r.op, i == V1_CHECK ? WOP_CHECK : WOP_WAIT);
+		ck_assert_uint_eq(r.count, 3);
+		check_bytewise(WIRE_V1, &m);
+	}
+
+	memset(&m, 0, sizeof m);
+	m_u8(&m, V1_GETNUMKEYS);
+	r = parse_whole(WIRE_V1, &m);
+	ck_assert_int_eq(r.op, WOP_GETNUMKEYS);
+	check_bytewise(WIRE_V1, &m);
+
+	for (i = 0; i < 3; i++) {
+		static const uint8_t codes[] = { V1_GET, V1_WATCH_KEY, V1_DELETE_KEY };
+		static const int ops[] = { WOP_GET, WOP_WATCH_KEY, WOP_DELETE_KEY };
+
+		memset(&m, 0, sizeof m);
+		m_u8(&m, codes[i]); m_str(&m, "/wk");
+		r = parse_whole(WIRE_V1, &m);
+		ck_assert_int_eq(r.op, ops[i]);
+		check_bytewise(WIRE_V1, &m);
+	}
+}
+END_TEST
+
+START_TEST(v2_requests)
+{
+	struct msg m;
+	struct wire_req r;
+	struct wire_str l, k;
+	unsigned n;
+
+	memset(&m, 0, sizeof m);
+	m_u8(&m, V2_VALIDATE); m_u32(&m, WIRE_MAGIC);
+	r = parse_whole(WIRE_V2, &m);
+	ck_assert_int_eq(r.op, WOP_VALIDATE);
+	check_bytewise(WIRE_V2, &m);
+
+	memset(&m, 0, sizeof m);
+	m_u8(&m, V2_PING); m_u32(&m, 0x7405);
+	r = parse_whole(WIRE_V2, &m);
+	ck_assert_int_eq(r.op, WOP_PING);
+	ck_assert_uint_eq(r.u32, 0x7405);
+	check_bytewise(WIRE_V2, &m);
+
+	memset(&m, 0, sizeof m);
+	m_u8(&m, V2_MULTI_SET); m_u64(&m, 2);
+	m_str(&m, "/m1"); m_str(&m, "x"); m_str(&m, "/m2"); m_str(&m, "yy");
+	r = parse_whole(WIRE_V2, &m);
+	ck_assert_int_eq(r.op, WOP_MULTI_SET);
+	ck_assert_uint_eq(r.count, 2);
+	l = r.list;
+	for (n = 0; wire_list_next(&l, &k); n++)
+		;
+	ck_assert_uint_eq(n, 4);
+	check_bytewise(WIRE_V2, &m);
+
+	memset(&m, 0, sizeof m);
+	m_u8(&m, V2_MULTI_GET); m_keys(&m, 40);
+	r = parse_whole(WIRE_V2, &m);
+	ck_assert_int_eq(r.op, WOP_MULTI_GET);
+	l = r.list;
+	ck_assert(wire_list_next(&l, &k));
+	ck_assert_mem_eq(k.p, "/k0", 3);
+	check_bytewise(WIRE_V2, &m);
+
+	memset(&m, 0, sizeof m);
+	m_u8(&m, V2_BARRIER); m_str(&m, "/b"); m_u64(&m, 8);
+	r = parse_whole(WIRE_V2, &m);
+	ck_assert_int_eq(r.op, WOP_BARRIER);
+	ck_assert(r.num == 8);
+	check_bytewise(WIRE_V2, &m);
+
+	for (n = 0; n < 6; n++) {
+		static const uint8_t codes[] = { V2_APPEND, V2_QUEUE_PUSH, V2_SET,
+		    V2_QUEUE_POP, V2_QUEUE_LEN, V2_DELETE_KEY };
+		static const int ops[] = { WOP_APPEND, WOP_QUEUE_PUSH, WOP_SET,
+		    WOP_QUEUE_POP, WOP_QUEUE_LEN, WOP_DELETE_KEY };
+
+		memset(&m, 0, sizeof m);
+		m_u8(&m, codes[n]); m_str(&m, "/q");
+		if (n < 3)
+			m_str(&m, "value");
+		r = parse_whole(WIRE_V2, &m);
+		ck_assert_int_eq(r.op, ops[n]);
+		check_bytewise(WIRE_V2, &m);
+	}
+	for (n = 0; n < 3; n++) {
+		static const uint8_t codes[] = { V2_GETNUMKEYS, V2_CANCEL_WAIT,
+		    V2_LIST_KEYS };
+
+		memset(&m, 0, sizeof m);
+		m_u8(&m, codes[n]);
+		r = parse_whole(WIRE_V2, &m);
+		ck_assert_uint_eq(r.code, codes[n]);
+	}
+}
+END_TEST
+
+START_TEST(binary_and_empty)
+{
+	static const uint8_t key[] = { 0, 0xff, '\n', 0 };
+	struct msg m = { .n = 0 };
+	struct wire_req r;
+
+	m_u8(&m, V2_SET); m_bytes(&m, key, sizeof key); m_bytes(&m, "", 0);
+	r = parse_whole(WIRE_V2, &m);
+	ck_assert_uint_eq(r.key.len, 4);
+	ck_assert_mem_eq(r.key.p, key, 4);
+	ck_assert_uint_eq(r.val.len, 0);
+	check_bytewise(WIRE_V2, &m);
+}
+END_TEST
+
+START_TEST(pipelined)
+{
+	struct msg m = { .n = 0 };
+	struct wire_req r;
+	size_t off = 0, used, n = 0;
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		m_u8(&m, V1_ADD); m_str(&m, "/c"); m_u64(&m, 1);
+		m_u8(&m, V1_GETNUMKEYS);
+	}
+	while (off < m.n) {
+		wire_req_init(&r);
+		ck_assert_int_eq(wire_parse(WIRE_V1, m.b + off, m.n - off, &lim,
+		    &r, &used), WIRE_OK);
+		ck_assert_int_eq(r.op, n % 2 == 0 ? WOP_ADD : WOP_GETNUMKEYS);
+		off += used;
+		n++;
+	}
+	ck_assert_uint_eq(n, 100);
+	ck_assert_uint_eq(off, m.n);
+}
+END_TEST
+
+/* Parse a prefix of m and expect ERROR with a reason. */
+static const char *
+expect_error(enum wire_dialect d, const struct msg *m, size_t upto)
+{
+	struct wire_req r;
+	size_t used;
+
+	wire_req_init(&r);
+	ck_assert_int_eq(wire_parse(d, m->b, upto, &lim, &r, &used), WIRE_ERROR);
+	ck_assert_ptr_nonnull(r.error);
+	return r.error;
+}
+
+START_TEST(huge_and_negative_lengths)
+{
+	struct msg m = { .n = 0 };
+
+	/* 2^60-byte key: refused as soon as its 8 length bytes are in. */
+	m_u8(&m, V1_SET); m_u64(&m, (uint64_t)1 << 60);
+	ck_assert_ptr_nonnull(strstr(expect_error(WIRE_V1, &m, 9), "key"));
+	/* -1 as a length is 2^64-1. */
+	m.n = 0;
+	m_u8(&m, V2_GET); m_u64(&m, UINT64_MAX);
+	expect_error(WIRE_V2, &m, 9);
+	/* Value over the limit, key fine. */
+	m.n = 0;
+	m_u8(&m, V2_SET); m_str(&m, "/k"); m_u64(&m, lim.max_value + 1);
+	ck_assert_ptr_nonnull(strstr(expect_error(WIRE_V2, &m, m.n), "value"));
+	/* Exactly at the limit is fine (MORE: the bytes are not there). */
+	{
+		struct wire_req r;
+		size_t used;
+
+		m.n = 0;
+		m_u8(&m, V2_SET); m_str(&m, "/k"); m_u64(&m, lim.max_value);
+		wire_req_init(&r);
+		ck_assert_int_eq(wire_parse(WIRE_V2, m.b, m.n, &lim, &r, &used),
+		    WIRE_MORE);
+		ck_assert_uint_eq(r.need, m.n + lim.max_value);
+	}
+	/* Negative key count and one over max-keys. */
+	m.n = 0;
+	m_u8(&m, V2_WAIT); m_u64(&m, (uint64_t)-5);
+	ck_assert_ptr_nonnull(strstr(expect_error(WIRE_V2, &m, 9), "count"));
+	m.n = 0;
+	m_u8(&m, V1_CHECK); m_u64(&m, lim.max_keys + 1);
+	expect_error(WIRE_V1, &m, 9);
+	m.n = 0;
+	m_u8(&m, V2_MULTI_SET); m_u64(&m, (uint64_t)INT64_MIN);
+	expect_error(WIRE_V2, &m, 9);
+}
+END_TEST
+
+START_TEST(request_size_limit)
+{
+	struct msg m = { .n = 0 };
+	struct wire_req r;
+	size_t used;
+
+	lim.max_request = 100;
+	m_u8(&m, V2_SET); m_str(&m, "/k"); m_u64(&m, 90);	/* 109 bytes */
+	wire_req_init(&r);
+	ck_assert_int_eq(wire_parse(WIRE_V2, m.b, m.n, &lim, &r, &used),
+	    WIRE_ERROR);
+	ck_assert_ptr_nonnull(strstr(r.error, "max-request"));
+	/* A list whose keys add up beyond the request limit. */
+	m.n = 0;
+	m_u8(&m, V2_WAIT); m_keys(&m, 20);
+	expect_error(WIRE_V2, &m, m.n);
+}
+END_TEST
+
+START_TEST(small_limits)
+{
+	struct msg m = { .n = 0 };
+
+	lim.max_key = 4;
+	lim.max_keys = 2;
+	m_u8(&m, V1_GET); m_str(&m, "/abcd");
+	expect_error(WIRE_V1, &m, 9);
+	m.n = 0;
+	m_u8(&m, V1_WAIT); m_keys(&m, 3);
+	expect_error(WIRE_V1, &m, 9);
+	m.n = 0;
+	m_u8(&m, V1_WAIT); m_keys(&m, 2);
+	(void)parse_whole(WIRE_V1, &m);
+	/* A long key inside a list is refused too. */
+	m.n = 0;
+	m_u8(&m, V2_MULTI_GET); m_u64(&m, 2); m_str(&m, "/a"); m_str(&m, "/bcdef");
+	expect_error(WIRE_V2, &m, m.n);
+}
+END_TEST
+
+START_TEST(unknown_opcodes)
+{
+	struct msg m = { .n = 0 };
+	unsigned c;
+
+	for (c = 9; c < 256; c++) {
+		m.n = 0;
+		m_u8(&m, (uint8_t)c);
+		expect_error(WIRE_V1, &m, 1);
+	}
+	for (c = 19; c < 256; c++) {
+		m.n = 0;
+		m_u8(&m, (uint8_t)c);
+		expect_error(WIRE_V2, &m, 1);
+	}
+	m.n = 0;
+	m_u8(&m, 0);
+	expect_error(WIRE_NATIVE, &m, 1);
+}
+END_TEST
+
+START_TEST(wrong_magic)
+{
+	struct msg m = { .n = 0 };
+
+	m_u8(&m, V2_VALIDATE); m_u32(&m, 0x3C85F7CF);
+	ck_assert_ptr_nonnull(strstr(expect_error(WIRE_V2, &m, m.n), "magic"));
+}
+END_TEST
+
+START_TEST(long_list_resumes)
+{
+	/* Many keys arriving slowly are scanned once: the resume position
+	 * only moves forward and ends at the list's end. */
+	static struct msg m;
+	struct wire_req r;
+	size_t i, used, last = 0;
+
+	m.n = 0;
+	m_u8(&m, V2_WAIT); m_keys(&m, 300);
+	wire_req_init(&r);
+	for (i = 1; i < m.n; i += 7) {
+		ck_assert_int_eq(wire_parse(WIRE_V2, m.b, i, &lim, &r, &used),
+		    WIRE_MORE);
+		ck_assert_uint_ge(r.scan_pos, last);
+		last = r.scan_pos;
+	}
+	ck_assert_int_eq(wire_parse(WIRE_V2, m.b, m.n, &lim, &r, &used), WIRE_OK);
+	ck_assert_uint_eq(used, m.n);
+	ck_assert_uint_eq(r.count, 300);
+}
+END_TEST
+
+START_TEST(encoders)
+{
+	uint8_t b[8];
+
+	ck_assert_uint_eq(wire_enc_i64(b, -2), 8);
+	ck_assert_mem_eq(b, "\xfe\xff\xff\xff\xff\xff\xff\xff", 8);
+	ck_assert_uint_eq(wire_enc_u32(b, 0x3C85F7CE), 4);
+	ck_assert_mem_eq(b, "\xce\xf7\x85\x3c", 4);
+	wire_enc_u64(b, 0x0102030405060708ULL);
+	ck_assert(wire_get_u64(b) == 0x0102030405060708ULL);
+	ck_assert_uint_eq(b[0], 8);
+	ck_assert_str_eq(wire_op_name(WOP_CANCEL_WAIT), "CANCEL_WAIT");
+	ck_assert_str_eq(wire_op_name(WOP_INVALID), "?");
+}
+END_TEST
+
+/* The suite. */
+static Suite *
+wire_suite(void)
+{
+	Suite *s = suite_create("wire");
+	TCase *tc = tcase_create("codec");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, detect_dialects);
+	tcase_add_test(tc, v1_requests);
+	tcase_add_test(tc, v2_requests);
+	tcase_add_test(tc, binary_and_empty);
+	tcase_add_test(tc, pipelined);
+	tcase_add_test(tc, huge_and_negative_lengths);
+	tcase_add_test(tc, request_size_limit);
+	tcase_add_test(tc, small_limits);
+	tcase_add_test(tc, unknown_opcodes);
+	tcase_add_test(tc, wrong_magic);
+	tcase_add_test(tc, long_list_resumes);
+	tcase_add_test(tc, encoders);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(wire_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
