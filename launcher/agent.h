@@ -44,9 +44,14 @@ struct backend *standalone_new(struct event_base *, const struct agent_config *,
 
 struct agent;
 
-/* A new agent; NULL with err set (the job cannot start). */
+/*
+ * A new agent; NULL with err set and *status the exit status to use when
+ * the job cannot start (usage: no such backend; rendezvous: the store
+ * cannot listen; internal).
+ */
 struct agent *agent_new(struct event_base *, const struct cgrun_options *,
-	    int nproc, const struct plan *, char *err, size_t errlen);
+	    int nproc, const struct plan *, int *status, char *err,
+	    size_t errlen);
 /* Run the job to its end; returns cgrun's exit status. */
 int	agent_run(struct agent *);
 void	agent_free(struct agent *);

@@ -1,0 +1,116 @@
+/*
+ * main.c: cgrun, a torchrun replacement.  Parses the command line,
+ * resolves --nproc-per-node and the placement plan, then hands the job to
+ * the agent (agent.c) and exits with its status (exitcodes.h, cgrun(1)).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/event.h>
+
+#include "agent.h"
+#include "exitcodes.h"
+#include "log.h"
+#include "options.h"
+#include "placement.h"
+#include "worker_env.h"
+
+/* Print a usage error and exit with the usage status. */
+static void __attribute__((noreturn))
+usage_error(const char *err)
+{
+	fprintf(stderr, "cgrun: %s\n", err);
+	options_usage(stderr, 0);
+	exit(CGRUN_EXIT_USAGE);
+}
+
+/* Log level from -v and torchrun's LOGLEVEL variable. */
+static int
+log_level(const struct cgrun_options *o)
+{
+	const char *env = getenv("LOGLEVEL");
+	int level = o->verbose;
+
+	if (env != NULL && strcasecmp(env, "INFO") == 0 && level < 1)
+		level = LOG_LVL_INFO;
+	if (env != NULL && strcasecmp(env, "DEBUG") == 0)
+		level = LOG_LVL_DEBUG;
+	return level > LOG_LVL_DEBUG ? LOG_LVL_DEBUG : level;
+}
+
+/* Resolve the local world size and the placement plan, or exit. */
+static struct plan *
+make_plan(const struct cgrun_options *o, int *nproc)
+{
+	struct plan_opts po;
+	struct plan *p;
+	char err[512];
+
+	if ((*nproc = placement_nproc(o->nproc_per_node, err,
+	    sizeof(err))) < 1)
+		usage_error(err);
+	memset(&po, 0, sizeof(po));
+	po.cpu_bind = o->cpu_bind;
+	po.numa_binding = o->numa_binding;
+	po.gpu_visibility = o->gpu_visibility;
+	if (plan_opts_check(&po, err, sizeof(err)) == -1)
+		usage_error(err);
+	if ((p = plan_new(*nproc, &po, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "cgrun: placement: %s\n", err);
+		exit(CGRUN_EXIT_INTERNAL);
+	}
+	return p;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cgrun_options o;
+	struct event_base *base;
+	struct agent *agent;
+	struct plan *plan;
+	char err[512];
+	int nproc, status;
+
+	log_init("cgrun", LOG_LVL_WARN);
+	switch (options_parse(&o, argc, argv, err, sizeof(err))) {
+	case OPTIONS_HELP:
+		options_usage(stdout, 1);
+		return CGRUN_EXIT_OK;
+	case OPTIONS_VERSION:
+		printf("cgrun %s\n", CGRUN_VERSION);
+		return CGRUN_EXIT_OK;
+	case OPTIONS_ERROR:
+		usage_error(err);
+	case OPTIONS_OK:
+		break;
+	}
+	log_setlevel(log_level(&o));
+	plan = make_plan(&o, &nproc);
+	if (o.dry_run) {
+		plan_print(plan, stdout, o.json);
+		return CGRUN_EXIT_OK;
+	}
+	if (o.verbose)
+		plan_log(plan);
+	worker_env_agent_defaults(nproc);
+	if ((base = event_base_new()) == NULL) {
+		fprintf(stderr, "cgrun: cannot create the event loop\n");
+		return CGRUN_EXIT_INTERNAL;
+	}
+	if ((agent = agent_new(base, &o, nproc, plan, &status, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "cgrun: %s\n", err);
+		return status;
+	}
+	status = agent_run(agent);
+	agent_free(agent);
+	plan_free(plan);
+	event_base_free(base);
+	options_free(&o);
+	fflush(stdout);
+	fflush(stderr);
+	return status;
+}
