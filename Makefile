@@ -82,7 +82,7 @@ endif
 
 LIB_DEPLIBS  = $(EVENT_LIBS) -lpthread
 RDZV_DEPLIBS = $(SYSTEMD_LIBS) $(CRYPTO_LIBS) $(JSON_LIBS) $(EVENT_LIBS) -lpthread
-LNCH_DEPLIBS = $(HWLOC_LIBS) $(JSON_LIBS) -ldl
+LNCH_DEPLIBS = $(HWLOC_LIBS) $(JSON_LIBS) -ldl -lm
 
 .PHONY: all check install uninstall clean bench fuzz tests
 all: $(ALL)
