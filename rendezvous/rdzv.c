@@ -38,6 +38,7 @@ struct node {
 	uint64_t	seq;		/* arrival order in the job */
 	enum rdzv_nstate state;
 	struct event	*alive;		/* keep-alive deadline */
+	struct timespec	last_seen;	/* monotonic, of its last message */
 };
 
 struct job {
@@ -68,6 +69,7 @@ struct rdzv {
 	void		*arg;
 	TAILQ_HEAD(, job) jobs;
 	size_t		njobs;
+	struct rdzv_stats stats;	/* rdzv_stats() */
 };
 
 struct rdzv_peer {
@@ -155,6 +157,7 @@ node_alive(struct node *n)
 {
 	struct timeval tv = ms_tv(n->job->ka_ms * n->job->ka_max);
 
+	clock_gettime(CLOCK_MONOTONIC, &n->last_seen);
 	evtimer_add(n->alive, &tv);
 }
 
@@ -316,6 +319,7 @@ job_complete(struct job *j)
 	job_disarm(j);
 	job_enter(j, RDZV_J_RUNNING);
 	j->started = 1;
+	j->r->stats.rounds++;
 	log_info("rdzv job=%s round=%u decided nodes=%zu spares=%zu world=%u "
 	    "store=%s:%u", j->run_id, j->round, np, nw - np, world, v[0]->addr,
 	    v[0]->port);
@@ -524,6 +528,7 @@ act_failed_running(struct job *j, struct node *n)
 			return;
 		}
 		j->restarts++;
+		j->r->stats.restarts++;
 	}
 	snprintf(why, sizeof(why), "workers failed on node %s", b);
 	node_enter(n, RDZV_N_WAIT);
@@ -705,6 +710,7 @@ node_alive_cb(int fd, short what, void *arg)
 
 	log_info("rdzv job=%s node=%s:%u dead: no keep-alive for %u ms",
 	    n->job->run_id, n->host, n->pid, n->job->ka_ms * n->job->ka_max);
+	n->job->r->stats.nodes_dead++;
 	job_dispatch(n->job, EV_GONE, n);
 }
 
@@ -752,6 +758,7 @@ job_new(struct rdzv *r, const struct rdzv_msg *m)
 	j->ka_max = m->keepalive_max;
 	TAILQ_INSERT_TAIL(&r->jobs, j, entry);
 	r->njobs++;
+	r->stats.jobs_created++;
 	evtimer_add(j->join_timer, &tv);
 	log_info("rdzv job=%s created nodes=%u:%u max_restarts=%u", j->run_id,
 	    j->min, j->max, j->max_restarts);
@@ -1010,4 +1017,57 @@ rdzv_job_info(const struct rdzv *r, const char *run_id,
 	ji->nodes = j->nnodes;
 	memcpy(ji->count, j->count, sizeof(ji->count));
 	return 0;
+}
+
+/* Engine-wide counters since start. */
+void
+rdzv_stats(const struct rdzv *r, struct rdzv_stats *st)
+{
+	*st = r->stats;
+}
+
+/* Milliseconds from then to now (monotonic). */
+static uint64_t
+ms_since(const struct timespec *then, const struct timespec *now)
+{
+	int64_t ms = (int64_t)(now->tv_sec - then->tv_sec) * 1000 +
+	    (now->tv_nsec - then->tv_nsec) / 1000000;
+
+	return ms > 0 ? (uint64_t)ms : 0;
+}
+
+/* Call job() for every job, then node() for each of its nodes. */
+void
+rdzv_walk(const struct rdzv *r,
+    void (*jobcb)(const struct rdzv_job_view *, void *),
+    void (*nodecb)(const struct rdzv_node_view *, void *), void *arg)
+{
+	const struct job *j;
+	const struct node *n;
+	struct rdzv_job_view jv;
+	struct rdzv_node_view nv;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	TAILQ_FOREACH(j, &r->jobs, entry) {
+		memset(&jv, 0, sizeof jv);
+		jv.run_id = j->run_id;
+		(void)rdzv_job_info(r, j->run_id, &jv.info);
+		jv.min_nodes = j->min;
+		jv.max_nodes = j->max;
+		jv.max_restarts = j->max_restarts;
+		jobcb(&jv, arg);
+		TAILQ_FOREACH(n, &j->nodes, entry) {
+			nv.host = n->host;
+			nv.addr = n->addr;
+			nv.port = n->port;
+			nv.pid = n->pid;
+			nv.nproc = n->nproc;
+			nv.node_rank = n->node_rank;
+			nv.state = n->state;
+			nv.connected = n->peer != NULL;
+			nv.last_seen_ms = ms_since(&n->last_seen, &now);
+			nodecb(&nv, arg);
+		}
+	}
 }

@@ -66,4 +66,34 @@ int	rdzv_job_info(const struct rdzv *, const char *run_id,
 const char *rdzv_jstate_name(enum rdzv_jstate);
 const char *rdzv_nstate_name(enum rdzv_nstate);
 
+/* Engine-wide counters since start (cgrun-rdzvd's /metrics). */
+struct rdzv_stats {
+	uint64_t	jobs_created;
+	uint64_t	rounds;		/* rounds decided */
+	uint64_t	restarts;	/* restarts spent on worker failures */
+	uint64_t	nodes_dead;	/* nodes whose keep-alives stopped */
+};
+void	rdzv_stats(const struct rdzv *, struct rdzv_stats *);
+
+/* One job and one node as rdzv_walk() shows them (cgrun-rdzvd's /status). */
+struct rdzv_job_view {
+	const char	*run_id;
+	struct rdzv_job_info info;
+	uint32_t	min_nodes, max_nodes, max_restarts;
+};
+struct rdzv_node_view {
+	const char	*host;		/* as the node named itself */
+	const char	*addr;		/* its job store address */
+	uint16_t	port;
+	uint32_t	pid, nproc;
+	int32_t		node_rank;	/* --node-rank, or -1 */
+	enum rdzv_nstate state;
+	int		connected;
+	uint64_t	last_seen_ms;	/* since its last message (keep-alive) */
+};
+/* Call job() for every job, then node() for each of its nodes. */
+void	rdzv_walk(const struct rdzv *,
+	    void (*job)(const struct rdzv_job_view *, void *),
+	    void (*node)(const struct rdzv_node_view *, void *), void *arg);
+
 #endif /* CGRUN_RDZV_H */
