@@ -22,6 +22,9 @@
 
 #include "http.h"
 #include "log.h"
+#include "rdzv.h"
+#include "store.h"
+#include "wire.h"
 
 struct http {
 	struct event_base	*base;
@@ -263,4 +266,225 @@ http_add_source(struct http *h, const struct http_source *src)
 	}
 	h->sources[h->nsources++] = *src;
 	return 0;
+}
+
+/* ---- the store's source ---- */
+
+static const char *const http_dialects[4] = { "undecided", "torch_v1",
+	"torch_v2", "native" };
+static const char *const http_ops[WOP__COUNT] = {
+	"validate", "set", "compare_set", "get", "add", "check", "wait",
+	"getnumkeys", "watch_key", "delete_key", "append", "multi_get",
+	"multi_set", "cancel_wait", "ping", "queue_push", "queue_pop",
+	"queue_len", "list_keys", "barrier"
+};
+
+/* Prometheus lines of the store. */
+static void
+http_store_metrics(struct evbuffer *out, void *arg)
+{
+	struct store_stats st;
+	size_t i;
+
+	store_stats(arg, &st);
+	http_metric_head(out, "cgrun_rdzvd_connections", "gauge",
+	    "Open client connections by protocol dialect.");
+	for (i = 0; i < 4; i++)
+		evbuffer_add_printf(out, "cgrun_rdzvd_connections{dialect=\"%s\"}"
+		    " %zu\n", http_dialects[i], st.conns[i]);
+	http_metric_head(out, "cgrun_rdzvd_connections_accepted_total",
+	    "counter", "Client connections accepted.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_connections_accepted_total %llu\n",
+	    (unsigned long long)st.accepted);
+	http_metric_head(out, "cgrun_rdzvd_requests_total", "counter",
+	    "TCPStore requests served, by operation.");
+	for (i = 0; i < WOP__COUNT; i++)
+		evbuffer_add_printf(out, "cgrun_rdzvd_requests_total{op=\"%s\"} "
+		    "%llu\n", http_ops[i], (unsigned long long)st.requests[i]);
+	http_metric_head(out, "cgrun_rdzvd_received_bytes_total", "counter",
+	    "Bytes received from clients.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_received_bytes_total %llu\n",
+	    (unsigned long long)st.bytes_in);
+	http_metric_head(out, "cgrun_rdzvd_sent_bytes_total", "counter",
+	    "Bytes sent to clients.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_sent_bytes_total %llu\n",
+	    (unsigned long long)st.bytes_out);
+	http_metric_head(out, "cgrun_rdzvd_waiters", "gauge",
+	    "Connections blocked in WAIT.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_waiters %zu\n", st.waiting);
+	http_metric_head(out, "cgrun_rdzvd_keys", "gauge", "Keys stored.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_keys %zu\n", st.keys);
+}
+
+/* The "store" member of /status. */
+static void
+http_store_status(struct json_object *root, void *arg)
+{
+	struct json_object *o = json_object_new_object(), *c;
+	struct store_stats st;
+	size_t i;
+
+	if (o == NULL)
+		return;
+	store_stats(arg, &st);
+	c = json_object_new_object();
+	for (i = 0; c != NULL && i < 4; i++)
+		json_object_object_add(c, http_dialects[i],
+		    json_object_new_uint64(st.conns[i]));
+	json_object_object_add(o, "connections", c);
+	json_object_object_add(o, "waiters", json_object_new_uint64(st.waiting));
+	json_object_object_add(o, "keys", json_object_new_uint64(st.keys));
+	json_object_object_add(root, "store", o);
+}
+
+/* The store's counters. */
+int
+http_add_store(struct http *h, struct store *st)
+{
+	struct http_source src = { http_store_metrics, http_store_status, st };
+
+	return http_add_source(h, &src);
+}
+
+/* ---- the rendezvous engine's source ---- */
+
+/* What a walk over the engine's jobs adds up. */
+struct http_rdzv_sum {
+	size_t	jobs[RDZV_J__COUNT];
+	size_t	nodes[RDZV_N__COUNT];
+	size_t	disconnected;
+	struct json_object *jobs_json, *nodes_json;	/* /status only */
+};
+
+/* Walk callback: count one job. */
+static void
+http_rdzv_sum_job(const struct rdzv_job_view *jv, void *arg)
+{
+	struct http_rdzv_sum *s = arg;
+
+	s->jobs[jv->info.state]++;
+}
+
+/* Walk callback: count one node. */
+static void
+http_rdzv_sum_node(const struct rdzv_node_view *nv, void *arg)
+{
+	struct http_rdzv_sum *s = arg;
+
+	s->nodes[nv->state]++;
+	s->disconnected += !nv->connected;
+}
+
+/* Prometheus lines of the rendezvous engine. */
+static void
+http_rdzv_metrics(struct evbuffer *out, void *arg)
+{
+	struct http_rdzv_sum s;
+	struct rdzv_stats st;
+	int i;
+
+	memset(&s, 0, sizeof s);
+	rdzv_walk(arg, http_rdzv_sum_job, http_rdzv_sum_node, &s);
+	rdzv_stats(arg, &st);
+	http_metric_head(out, "cgrun_rdzvd_jobs", "gauge",
+	    "Rendezvous jobs by state.");
+	for (i = 0; i < RDZV_J__COUNT; i++)
+		evbuffer_add_printf(out, "cgrun_rdzvd_jobs{state=\"%s\"} %zu\n",
+		    rdzv_jstate_name(i), s.jobs[i]);
+	http_metric_head(out, "cgrun_rdzvd_jobs_created_total", "counter",
+	    "Rendezvous jobs created.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_jobs_created_total %llu\n",
+	    (unsigned long long)st.jobs_created);
+	http_metric_head(out, "cgrun_rdzvd_rounds_total", "counter",
+	    "Rendezvous rounds decided.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_rounds_total %llu\n",
+	    (unsigned long long)st.rounds);
+	http_metric_head(out, "cgrun_rdzvd_nodes", "gauge",
+	    "Nodes alive (known to a job), by state.");
+	for (i = 0; i < RDZV_N__COUNT; i++)
+		evbuffer_add_printf(out, "cgrun_rdzvd_nodes{state=\"%s\"} %zu\n",
+		    rdzv_nstate_name(i), s.nodes[i]);
+	http_metric_head(out, "cgrun_rdzvd_nodes_disconnected", "gauge",
+	    "Nodes whose connection is gone, within their keep-alive window.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_nodes_disconnected %zu\n",
+	    s.disconnected);
+	http_metric_head(out, "cgrun_rdzvd_nodes_dead_total", "counter",
+	    "Nodes declared dead after missed keep-alives.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_nodes_dead_total %llu\n",
+	    (unsigned long long)st.nodes_dead);
+	http_metric_head(out, "cgrun_rdzvd_restarts_total", "counter",
+	    "Job restarts spent on worker failures.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_restarts_total %llu\n",
+	    (unsigned long long)st.restarts);
+}
+
+/* Walk callback: one job object in /status "jobs". */
+static void
+http_rdzv_json_job(const struct rdzv_job_view *jv, void *arg)
+{
+	struct http_rdzv_sum *s = arg;
+	struct json_object *j = json_object_new_object();
+
+	s->nodes_json = NULL;
+	if (j == NULL)
+		return;
+	json_object_object_add(j, "run_id", json_object_new_string(jv->run_id));
+	json_object_object_add(j, "state",
+	    json_object_new_string(rdzv_jstate_name(jv->info.state)));
+	json_object_object_add(j, "round", json_object_new_int64(jv->info.round));
+	json_object_object_add(j, "restarts",
+	    json_object_new_int64(jv->info.restarts));
+	json_object_object_add(j, "max_restarts",
+	    json_object_new_int64(jv->max_restarts));
+	json_object_object_add(j, "min_nodes", json_object_new_int64(jv->min_nodes));
+	json_object_object_add(j, "max_nodes", json_object_new_int64(jv->max_nodes));
+	s->nodes_json = json_object_new_array();
+	json_object_object_add(j, "nodes", s->nodes_json);
+	json_object_array_add(s->jobs_json, j);
+}
+
+/* Walk callback: one node object in its job's "nodes". */
+static void
+http_rdzv_json_node(const struct rdzv_node_view *nv, void *arg)
+{
+	struct http_rdzv_sum *s = arg;
+	struct json_object *n;
+
+	if (s->nodes_json == NULL || (n = json_object_new_object()) == NULL)
+		return;
+	json_object_object_add(n, "host", json_object_new_string(nv->host));
+	json_object_object_add(n, "pid", json_object_new_int64(nv->pid));
+	json_object_object_add(n, "state",
+	    json_object_new_string(rdzv_nstate_name(nv->state)));
+	json_object_object_add(n, "store_addr", json_object_new_string(nv->addr));
+	json_object_object_add(n, "store_port", json_object_new_int(nv->port));
+	json_object_object_add(n, "nproc", json_object_new_int64(nv->nproc));
+	json_object_object_add(n, "node_rank", json_object_new_int(nv->node_rank));
+	json_object_object_add(n, "connected",
+	    json_object_new_boolean(nv->connected));
+	json_object_object_add(n, "last_keepalive_ms_ago",
+	    json_object_new_uint64(nv->last_seen_ms));
+	json_object_array_add(s->nodes_json, n);
+}
+
+/* The "jobs" member of /status. */
+static void
+http_rdzv_status(struct json_object *root, void *arg)
+{
+	struct http_rdzv_sum s;
+
+	memset(&s, 0, sizeof s);
+	if ((s.jobs_json = json_object_new_array()) == NULL)
+		return;
+	rdzv_walk(arg, http_rdzv_json_job, http_rdzv_json_node, &s);
+	json_object_object_add(root, "jobs", s.jobs_json);
+}
+
+/* The rendezvous engine's jobs, rounds, nodes and restarts. */
+int
+http_add_rdzv(struct http *h, struct rdzv *r)
+{
+	struct http_source src = { http_rdzv_metrics, http_rdzv_status, r };
+
+	return http_add_source(h, &src);
 }

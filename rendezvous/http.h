@@ -5,10 +5,11 @@
  *   GET /status   one JSON object (json-c)
  *   GET /         the list of the two
  *
- * The server knows nothing of the store or the rendezvous engine: each
- * part of the daemon registers a source that appends its metric lines and
- * adds its fields to the status object.  Bound to loopback by default
- * (config.h http-host); only GET and HEAD are served.
+ * Each part of the daemon registers a source that appends its metric lines
+ * and adds its members to the status object; http_add_store() and
+ * http_add_rdzv() register the store's and the rendezvous engine's.
+ * Bound to loopback by default (config.h http-host); only GET and HEAD
+ * are served, with bounded headers and a timeout.
  */
 #ifndef CGRUN_HTTP_H
 #define CGRUN_HTTP_H
@@ -21,6 +22,7 @@ struct evbuffer;
 struct json_object;
 struct http;
 struct store;
+struct rdzv;
 
 #define HTTP_MAX_SOURCES	8
 #define HTTP_TIMEOUT_SECS	10	/* a request must arrive within this */
@@ -46,6 +48,12 @@ int	http_adopt(struct http *, int fd, char *err, size_t errlen);
 
 /* Register a source; -1 when HTTP_MAX_SOURCES are registered. */
 int	http_add_source(struct http *, const struct http_source *);
+
+/* The store's counters: connections by dialect, requests by op, bytes,
+ * waiting connections, keys. */
+int	http_add_store(struct http *, struct store *);
+/* The rendezvous engine: jobs, rounds, nodes, restarts; /status "jobs". */
+int	http_add_rdzv(struct http *, struct rdzv *);
 
 /* Append "# HELP name help" and "# TYPE name type" lines. */
 void	http_metric_head(struct evbuffer *, const char *name,
