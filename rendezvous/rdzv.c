@@ -1071,3 +1071,21 @@ rdzv_walk(const struct rdzv *r,
 		}
 	}
 }
+
+/* The server is going away: fail every open job; count the nodes told. */
+size_t
+rdzv_shutdown(struct rdzv *r, const char *why)
+{
+	struct job *j;
+	struct node *n;
+	size_t told = 0;
+
+	TAILQ_FOREACH(j, &r->jobs, entry) {
+		if (j->state == RDZV_J_CLOSED)
+			continue;
+		TAILQ_FOREACH(n, &j->nodes, entry)
+			told += n->peer != NULL;
+		job_fail(j, RDZV_FAIL_CLOSED, why);
+	}
+	return told;
+}

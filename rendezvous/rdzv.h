@@ -66,6 +66,11 @@ int	rdzv_job_info(const struct rdzv *, const char *run_id,
 const char *rdzv_jstate_name(enum rdzv_jstate);
 const char *rdzv_nstate_name(enum rdzv_nstate);
 
+/* The server is going away: every open job fails (FAIL, reason CLOSED,
+ * with why) so its agents exit with a clear message instead of waiting
+ * for keep-alives to time out.  Returns the number of connected nodes told. */
+size_t	rdzv_shutdown(struct rdzv *, const char *why);
+
 /* Engine-wide counters since start (cgrun-rdzvd's /metrics). */
 struct rdzv_stats {
 	uint64_t	jobs_created;
