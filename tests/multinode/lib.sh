@@ -1,0 +1,75 @@
+# Helpers of the multi-node scripts (tests/t_multinode_*.sh): several cgrun
+# agents on loopback addresses 127.0.0.2, 127.0.0.3, ... against one
+# cgrun-rdzvd.  Sourced after tests/interop/lib.sh (T, PIDS, skip,
+# start_rdzvd, need_torch*).  Every wait has a deadline and says what it
+# waited for.
+
+CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
+# Short rendezvous timers so deaths and rounds are seen within seconds.
+FAST_CONF=${FAST_CONF:-keep_alive_interval=0.5,keep_alive_max_attempt=2,last_call_timeout=1,join_timeout=60,close_timeout=5}
+
+# agent NAME ADDR CGRUN-ARGS...: start one agent in the background, its
+# output in $T/NAME.log, its pid in $T/NAME.pid.
+agent() {
+	name=$1 addr=$2
+	shift 2
+	"$CGRUN" --rdzv-backend=c10d --rdzv-endpoint="127.0.0.1:$RDZVD_PORT" \
+		--local-addr="$addr" "$@" >"$T/$name.log" 2>&1 </dev/null &
+	echo $! >"$T/$name.pid"
+	PIDS="$PIDS $!"
+}
+
+# agent_pid NAME
+agent_pid() {
+	cat "$T/$1.pid"
+}
+
+# wait_agent NAME SECS: wait for the agent to exit; its status in AGENT_RC.
+wait_agent() {
+	p=$(agent_pid "$1") i=0
+	while kill -0 "$p" 2>/dev/null; do
+		if [ "$i" -ge $(($2 * 10)) ]; then
+			echo "FAIL: agent $1 still running after $2 s; its log:"
+			tail -n 30 "$T/$1.log"
+			exit 1
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait "$p"
+	AGENT_RC=$?
+}
+
+# expect_exit NAME SECS RC: the agent exits with RC within SECS.
+expect_exit() {
+	wait_agent "$1" "$2"
+	if [ "$AGENT_RC" -ne "$3" ]; then
+		echo "FAIL: agent $1 exited $AGENT_RC, want $3; its log:"
+		tail -n 40 "$T/$1.log"
+		exit 1
+	fi
+}
+
+# wait_count GLOB N SECS WHAT: wait until N files match GLOB.
+wait_count() {
+	i=0
+	while [ "$(ls $1 2>/dev/null | wc -l)" -lt "$2" ]; do
+		[ "$i" -ge $(($3 * 10)) ] && { echo "FAIL: $4: $(ls $1 2>/dev/null | wc -l)/$2 after $3 s"; for f in "$T"/*.log; do echo "== $f"; tail -n 15 "$f"; done; exit 1; }
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# envworker FILE: a worker script that records its environment in
+# $OUT/env.<attempt>.<rank> and runs the optional $OUT/hook.sh.
+envworker() {
+	cat >"$1" <<'EOS'
+#!/bin/sh
+f=$OUT/env.$TORCHELASTIC_RESTART_COUNT.$GROUP_WORLD_SIZE.$RANK
+echo "RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE GROUP_RANK=$GROUP_RANK GROUP_WORLD_SIZE=$GROUP_WORLD_SIZE LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE MASTER_ADDR=$MASTER_ADDR MASTER_PORT=$MASTER_PORT RESTART_COUNT=$TORCHELASTIC_RESTART_COUNT RUN_ID=$TORCHELASTIC_RUN_ID" >"$f.tmp"
+mv "$f.tmp" "$f"
+[ -f "$OUT/hook.sh" ] && . "$OUT/hook.sh"
+exit 0
+EOS
+	chmod +x "$1"
+}
