@@ -21,7 +21,7 @@
 #include "cgrun/store.h"
 
 #define BARRIER_KEYLEN	(CGRUN_BARRIER_MAX_NAME + 96)
-#define BARRIER_LISTLEN	160	/* text of missing ranks in a message */
+#define BARRIER_LISTLEN	96 	/* text of missing ranks in a message */
 
 /* Format a message into err (CGRUN_ERRLEN bytes) if err is not NULL. */
 static void __attribute__((format(printf, 2, 3)))
@@ -101,7 +101,7 @@ barrier_missing(const char *seen, int world_size, char *buf, size_t len)
 	for (i = 0; i < world_size; i++) {
 		if (seen[i])
 			continue;
-		if (more > 0 || off + 16 > len) {
+		if (more > 0 || off + 40 > len) {	/* room for the tail */
 			more++;
 			continue;
 		}
