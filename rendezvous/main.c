@@ -2,12 +2,18 @@
  * main.c: cgrun-rdzvd, the store and rendezvous daemon.
  *
  * Options come from one table (config.c): every setting is a long flag
- * "--key=VALUE"; -d, -v, -h and -V are the only short flags.  Once every
- * address is listening it prints "listening on HOST:PORT" per address on
- * stdout, then (without -d) detaches.  SIGTERM and SIGINT end it cleanly.
+ * "--key=VALUE" and a key of the configuration file (-f/--config, else
+ * /etc/cgrun/rdzvd.conf if it exists); flags win over the file.  -n checks
+ * the configuration and exits.  Once every address is listening it prints
+ * "listening on HOST:PORT" per address on stdout, then (without -d, and
+ * never under systemd) detaches.  Under systemd (service.c) it takes the
+ * sockets of cgrun-rdzvd.socket, logs to the journal and reports
+ * readiness.  SIGTERM and SIGINT end it cleanly: agents hear that their
+ * jobs are over before the connections close.
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,12 +27,16 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "http.h"
 #include "log.h"
 #include "rdzv.h"
+#include "service.h"
 #include "store.h"
+#include "wire.h"
 
 #define RDZVD_NAME	"cgrun-rdzvd"
-#define RDZVD_SHORTOPTS	"dhvV"
+#define RDZVD_SHORTOPTS	"df:hnvV"
+#define RDZVD_SHUTDOWN_POLL_MS	20	/* agents gone yet? (SIGTERM) */
 #define RDZVD_OPT_BASE	256	/* getopt values of table options */
 
 /* State of a running daemon. */
@@ -37,18 +47,28 @@ struct rdzvd {
 	struct event_base	*base;
 	struct store		*store;
 	struct event		*sigs[2];
+	const char		*config_path;	/* -f; NULL: the default */
+	int			 check_only;	/* -n */
+	struct rdzv		*rdzv;
+	struct http		*http;
+	struct service		*svc;
+	struct event		*shutdown;	/* polls until agents left */
+	struct timeval		 shutdown_end;
 };
 
 /* Print usage to fp. */
 static void
 rdzvd_usage(FILE *fp)
 {
-	fprintf(fp, "usage: %s [-dhvV] [--host=ADDR] [--port=PORT] "
+	fprintf(fp, "usage: %s [-dhnvV] [-f FILE] [--host=ADDR] [--port=PORT] "
 	    "[--OPTION=VALUE ...]\n"
 	    "  -d                             stay in the foreground\n"
+	    "  -f, --config=FILE              configuration file (default %s)\n"
+	    "  -n                             check the configuration and exit\n"
 	    "  -v                             more logging (repeat for debug)\n"
 	    "  -h, --help                     this text\n"
-	    "  -V, --version                  print the version\n", RDZVD_NAME);
+	    "  -V, --version                  print the version\n", RDZVD_NAME,
+	    CONFIG_DEFAULT_PATH);
 	config_usage(fp);
 }
 
@@ -65,10 +85,39 @@ rdzvd_longopts(void)
 		opts[n].flag = NULL;
 		opts[n].val = RDZVD_OPT_BASE + (int)i;
 	}
+	opts[n++] = (struct option){ "config", required_argument, NULL, 'f' };
 	opts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
 	opts[n++] = (struct option){ "version", no_argument, NULL, 'V' };
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 	return opts;
+}
+
+/* Read the configuration file: -f's (must exist) or the default (if any). */
+static void
+rdzvd_load_config(struct rdzvd *d)
+{
+	char err[512];
+
+	if (config_load(&d->cfg, d->config_path != NULL ? d->config_path :
+	    CONFIG_DEFAULT_PATH, d->config_path == NULL, err, sizeof err) == -1) {
+		fprintf(stderr, "%s: %s\n", RDZVD_NAME, err);
+		exit(1);
+	}
+}
+
+/* Apply the table flags given on the command line, after the file. */
+static void
+rdzvd_apply_flags(struct rdzvd *d, const int *idx, char *const *arg, int n)
+{
+	char err[256];
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (config_set(&d->cfg, config_opts[idx[i]].key, arg[i], 0,
+		    err, sizeof err) == -1) {
+			fprintf(stderr, "%s: --%s\n", RDZVD_NAME, err);
+			exit(2);
+		}
 }
 
 /* Parse the command line into d; exits on usage errors, -h and -V. */
@@ -77,12 +126,25 @@ rdzvd_parse(struct rdzvd *d, int argc, char **argv)
 {
 	const struct option *opts = rdzvd_longopts();
 	char err[256];
-	int ch;
+	int ch, nflags = 0, *idx;
+	char **arg;
+
+	/* Table flags are kept until the file is read: they win over it. */
+	idx = calloc((size_t)argc + 1, sizeof *idx);
+	arg = calloc((size_t)argc + 1, sizeof *arg);
+	if (idx == NULL || arg == NULL)
+		fatal("calloc");
 
 	while ((ch = getopt_long(argc, argv, RDZVD_SHORTOPTS, opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			d->foreground = 1;
+			break;
+		case 'f':
+			d->config_path = optarg;
+			break;
+		case 'n':
+			d->check_only = 1;
 			break;
 		case 'v':
 			d->verbose++;
@@ -99,12 +161,8 @@ rdzvd_parse(struct rdzvd *d, int argc, char **argv)
 				rdzvd_usage(stderr);
 				exit(2);
 			}
-			if (config_set(&d->cfg, config_opts[ch - RDZVD_OPT_BASE].key,
-			    optarg, 0, err, sizeof err) == -1) {
-				fprintf(stderr, "%s: --%s: %s\n", RDZVD_NAME,
-				    config_opts[ch - RDZVD_OPT_BASE].key, err);
-				exit(2);
-			}
+			idx[nflags] = ch - RDZVD_OPT_BASE;
+			arg[nflags++] = optarg;
 		}
 	}
 	if (optind != argc) {
@@ -113,9 +171,19 @@ rdzvd_parse(struct rdzvd *d, int argc, char **argv)
 		rdzvd_usage(stderr);
 		exit(2);
 	}
+	rdzvd_load_config(d);
+	rdzvd_apply_flags(d, idx, arg, nflags);
+	free(idx);
+	free(arg);
 	if (config_check(&d->cfg, err, sizeof err) == -1) {
 		fprintf(stderr, "%s: %s\n", RDZVD_NAME, err);
-		exit(2);
+		exit(d->check_only ? 1 : 2);
+	}
+	if (d->check_only) {
+		if (d->verbose)
+			config_dump(&d->cfg, stdout);
+		printf("%s: configuration OK\n", RDZVD_NAME);
+		exit(0);
 	}
 }
 
@@ -167,6 +235,60 @@ rdzvd_listen(struct rdzvd *d)
 	fflush(stdout);
 }
 
+/* Serve the sockets systemd passed, else listen as configured. */
+static void
+rdzvd_listen_or_adopt(struct rdzvd *d, int *http_fd)
+{
+	char err[256];
+	int n;
+
+	if ((n = service_listen_fds(d->store, http_fd, err, sizeof err)) == -1)
+		fatalx("socket activation: %s", err);
+	if (n == 0) {
+		rdzvd_listen(d);
+		return;
+	}
+	log_info("socket activation listeners=%d: host and port settings "
+	    "not used", n);
+}
+
+/* Start the HTTP observability server, if configured or passed. */
+static void
+rdzvd_http(struct rdzvd *d, int http_fd)
+{
+	struct rdzvd_config *cfg = &d->cfg;
+	char err[256];
+	int bound;
+
+	if (http_fd == -1 && cfg->http_port < 0)
+		return;
+	if ((d->http = http_new(d->base)) == NULL ||
+	    http_add_store(d->http, d->store) == -1 ||
+	    http_add_rdzv(d->http, d->rdzv) == -1)
+		fatalx("http: out of memory");
+	if (http_fd != -1) {
+		if (http_adopt(d->http, http_fd, err, sizeof err) == -1)
+			fatalx("%s", err);
+		return;
+	}
+	if (http_listen(d->http, cfg->http_host, cfg->http_port, &bound, err,
+	    sizeof err) == -1)
+		fatalx("%s", err);
+	log_info("http listening host=%s port=%d", cfg->http_host, bound);
+	printf(strchr(cfg->http_host, ':') != NULL ?
+	    "http listening on [%s]:%d\n" : "http listening on %s:%d\n",
+	    cfg->http_host, bound);
+	fflush(stdout);
+}
+
+/* Whether systemd runs us (then: foreground, no forking). */
+static int
+rdzvd_under_systemd(void)
+{
+	return getenv("NOTIFY_SOCKET") != NULL ||
+	    getenv("LISTEN_FDS") != NULL || getenv("INVOCATION_ID") != NULL;
+}
+
 /* Detach from the terminal: fork, new session, stdin/stdout to null. */
 static void
 rdzvd_daemonize(struct rdzvd *d)
@@ -192,14 +314,53 @@ rdzvd_daemonize(struct rdzvd *d)
 		fatalx("event_reinit failed");
 }
 
-/* SIGTERM or SIGINT: leave the loop. */
+/* While shutting down: leave when every agent hung up, or at the end. */
+static void
+rdzvd_shutdown_poll(evutil_socket_t fd, short what, void *arg)
+{
+	struct rdzvd *d = arg;
+	struct store_stats st;
+	struct timeval now;
+
+	store_stats(d->store, &st);
+	gettimeofday(&now, NULL);
+	if (st.conns[WIRE_NATIVE] == 0 || !timercmp(&now, &d->shutdown_end, <)) {
+		if (st.conns[WIRE_NATIVE] > 0)
+			log_info("shutdown: %zu agents still connected after "
+			    "%u ms", st.conns[WIRE_NATIVE],
+			    d->cfg.shutdown_timeout_ms);
+		event_base_loopbreak(d->base);
+	}
+}
+
+/* SIGTERM or SIGINT: tell agents their jobs are over, then leave the loop
+ * once they hung up (at most shutdown-timeout); a second signal: now. */
 static void
 rdzvd_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct rdzvd *d = arg;
+	struct timeval tv = { 0, RDZVD_SHUTDOWN_POLL_MS * 1000 }, now, wait;
+	size_t told;
 
-	log_info("signal=%d: exiting", (int)sig);
-	event_base_loopbreak(d->base);
+	if (d->shutdown != NULL) {
+		log_info("signal=%d again: exiting now", (int)sig);
+		event_base_loopbreak(d->base);
+		return;
+	}
+	service_stopping();
+	told = rdzv_shutdown(d->rdzv, "cgrun-rdzvd is shutting down");
+	log_info("signal=%d: exiting agents_told=%zu", (int)sig, told);
+	if (told == 0 || d->cfg.shutdown_timeout_ms == 0 ||
+	    (d->shutdown = event_new(d->base, -1, EV_PERSIST,
+	    rdzvd_shutdown_poll, d)) == NULL) {
+		event_base_loopexit(d->base, NULL);	/* after this turn */
+		return;
+	}
+	gettimeofday(&now, NULL);
+	wait.tv_sec = d->cfg.shutdown_timeout_ms / 1000;
+	wait.tv_usec = (d->cfg.shutdown_timeout_ms % 1000) * 1000;
+	timeradd(&now, &wait, &d->shutdown_end);
+	event_add(d->shutdown, &tv);
 }
 
 int
@@ -208,10 +369,14 @@ main(int argc, char **argv)
 	static struct rdzvd d;
 	static const int sigs[2] = { SIGTERM, SIGINT };
 	size_t i;
+	int http_fd = -1;
 
 	log_init(RDZVD_NAME, LOG_LVL_WARN);
+	(void)service_log_to_journal();	/* when stderr is the journal */
 	config_defaults(&d.cfg);
 	rdzvd_parse(&d, argc, argv);
+	if (rdzvd_under_systemd())
+		d.foreground = 1;
 	log_setlevel(d.cfg.log_level + d.verbose > LOG_LVL_DEBUG ?
 	    LOG_LVL_DEBUG : d.cfg.log_level + d.verbose);
 	signal(SIGPIPE, SIG_IGN);
@@ -221,9 +386,10 @@ main(int argc, char **argv)
 		fatalx("event_base_new failed");
 	if ((d.store = store_new(d.base, &d.cfg.limits)) == NULL)
 		fatalx("store_new: out of memory");
-	if (rdzv_attach(d.store, d.base) == NULL)	/* rendezvous engine */
+	if ((d.rdzv = rdzv_attach(d.store, d.base)) == NULL)	/* engine */
 		fatalx("rdzv_attach: out of memory");
-	rdzvd_listen(&d);
+	rdzvd_listen_or_adopt(&d, &http_fd);
+	rdzvd_http(&d, http_fd);
 	if (!d.foreground)
 		rdzvd_daemonize(&d);
 	for (i = 0; i < 2; i++) {
@@ -231,10 +397,17 @@ main(int argc, char **argv)
 		if (d.sigs[i] == NULL || evsignal_add(d.sigs[i], NULL) == -1)
 			fatalx("cannot watch signal %d", sigs[i]);
 	}
+	if ((d.svc = service_new(d.base)) == NULL)
+		fatalx("service_new: out of memory");
+	service_ready("serving the store and rendezvous");
 	if (event_base_dispatch(d.base) == -1)
 		fatalx("event loop failed");
 	for (i = 0; i < 2; i++)
 		event_free(d.sigs[i]);
+	if (d.shutdown != NULL)
+		event_free(d.shutdown);
+	service_free(d.svc);
+	http_free(d.http);
 	store_free(d.store);
 	event_base_free(d.base);
 	return 0;
