@@ -1,0 +1,23 @@
+#!/bin/sh
+# No daemon: the endpoint is this machine's address, so the first agent
+# to bind it hosts the rendezvous engine in-process (torchrun's is_host),
+# the other joins as a client; the host stays until the other has heard
+# the job finished.  Both exit 0 with the right ranks.
+. "$CGRUN_TOP/tests/interop/lib.sh"
+. "$CGRUN_TOP/tests/multinode/lib.sh"
+# A port that was free a moment ago (the agents bind it; no daemon here).
+RDZVD_PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+export OUT="$T/out"
+mkdir -p "$OUT"
+envworker "$T/w.sh"
+common="--nnodes=2 --nproc-per-node=2 --rdzv-id=ishost --rdzv-conf=$FAST_CONF -v --no-python $T/w.sh"
+agent n2 127.0.0.2 $common
+agent n3 127.0.0.3 $common
+for n in n2 n3; do expect_exit $n 60 0; done
+[ "$(grep -l 'c10d: hosting the rendezvous on' "$T/n2.log" "$T/n3.log" | wc -l)" -eq 1 ] ||
+	{ echo "FAIL: want exactly one host"; cat "$T/n2.log" "$T/n3.log"; exit 1; }
+for r in 0 1 2 3; do
+	grep -q "WORLD_SIZE=4 .*MASTER_ADDR=127.0.0.2 " "$OUT/env.0.2.$r" 2>/dev/null ||
+		{ echo "FAIL: rank $r: $(cat "$OUT/env.0.2.$r" 2>&1)"; exit 1; }
+done
+echo "ok: an agent hosted the rendezvous in-process"
