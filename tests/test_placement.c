@@ -1,0 +1,672 @@
+/*
+ * test_placement.c: the per-rank plan on the fixture machines
+ * (tests/topologies, loaded through HWLOC_XMLFILE): one rank per GPU, two
+ * per GPU, fewer ranks than GPUs, CUDA_VISIBLE_DEVICES subsets and
+ * reorders, uneven GPUs, sub-NUMA groups, a CPU-only machine, more ranks
+ * than CPUs; torchrun's --numa-binding modes; gpu-visibility own; the
+ * text and JSON plans; and, on the real machine, that a child bound with
+ * plan_apply_child reads back (sched_getaffinity) the cpuset it was given.
+ *
+ * Expected cpus and NUMA nodes come from the fixtures' documented facts
+ * (tests/topologies/README.md), not from the code under test.
+ */
+#include <check.h>
+#include <json.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+
+#include "placement.h"
+
+/* Facts of the fixtures. */
+#define G4_PKG0	"0-23,48-71"
+#define G4_PKG1	"24-47,72-95"
+static const char *const g4_bus[] = { "0000:18:00.0", "0000:19:00.0",
+    "0000:35:00.0", "0000:36:00.0", "0000:e7:00.0", "0000:e8:00.0",
+    "0000:f4:00.0", "0000:f5:00.0" };
+
+static char err[512];
+
+/* Path of a fixture topology. */
+static const char *
+fixture(const char *name)
+{
+	static char path[PATH_MAX];
+	const char *top = getenv("CGRUN_TOP");
+
+	snprintf(path, sizeof(path), "%s/tests/topologies/%s.xml",
+	    top != NULL ? top : ".", name);
+	ck_assert_msg(access(path, R_OK) == 0, "fixture %s missing", path);
+	return path;
+}
+
+/* Path of the fake NVML built next to this program. */
+static const char *
+fake_nvml(void)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	ck_assert_int_gt(n, 0);
+	exe[n] = '\0';
+	snprintf(path, sizeof(path), "%s/fake_nvml/libnvidia-ml.so.1",
+	    dirname(exe));
+	return path;
+}
+
+/* Each test starts from a clean environment: no NVML, no CUDA variables. */
+static void
+setup(void)
+{
+	setenv("CGRUN_NVML_LIBRARY", "none", 1);
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	unsetenv("CUDA_DEVICE_ORDER");
+	unsetenv("HWLOC_XMLFILE");
+	unsetenv("FAKE_NVML_GPUS");
+}
+
+/* A plan of nproc ranks on a fixture machine (NULL: the real one). */
+static struct plan *
+mkplan(const char *machine, int nproc, const char *cpu_bind,
+    const char *numa_binding, const char *vis)
+{
+	struct plan_opts o;
+	struct plan *p;
+
+	memset(&o, 0, sizeof(o));
+	o.cpu_bind = cpu_bind;
+	o.numa_binding = numa_binding;
+	o.gpu_visibility = vis;
+	if (machine != NULL)
+		setenv("HWLOC_XMLFILE", fixture(machine), 1);
+	p = plan_new(nproc, &o, err, sizeof(err));
+	ck_assert_msg(p != NULL, "plan_new: %s", err);
+	ck_assert_int_eq(plan_nproc(p), nproc);
+	return p;
+}
+
+struct envtab {
+	int	n;
+	char	name[32][64];
+	char	value[32][4096];
+};
+
+/* plan_env callback: record. */
+static int
+env_cb(void *arg, const char *name, const char *value)
+{
+	struct envtab *t = arg;
+
+	ck_assert_int_lt(t->n, 32);
+	snprintf(t->name[t->n], sizeof(t->name[0]), "%s", name);
+	snprintf(t->value[t->n], sizeof(t->value[0]), "%s", value);
+	t->n++;
+	return 0;
+}
+
+/* The value rank r gets for a variable, or NULL. */
+static const char *
+env(const struct plan *p, int r, const char *name)
+{
+	static struct envtab t;
+	int i;
+
+	memset(&t, 0, sizeof(t));
+	ck_assert_int_eq(plan_env(p, r, env_cb, &t), 0);
+	for (i = 0; i < t.n; i++)
+		if (strcmp(t.name[i], name) == 0)
+			return t.value[i];
+	return NULL;
+}
+
+/* A cpu list as a bitmap (caller frees). */
+static hwloc_bitmap_t
+bits(const char *list)
+{
+	hwloc_bitmap_t b = hwloc_bitmap_alloc();
+
+	ck_assert_ptr_nonnull(list);
+	ck_assert_int_eq(hwloc_bitmap_list_sscanf(b, list), 0);
+	return b;
+}
+
+/* Rank r's cpuset as a bitmap. */
+static hwloc_bitmap_t
+cpus_of(const struct plan *p, int r)
+{
+	const char *v = env(p, r, "CGRUN_CPUSET");
+
+	ck_assert_msg(v != NULL, "rank %d has no CGRUN_CPUSET", r);
+	return bits(v);
+}
+
+/* Rank r's GPU bus id and NUMA node are as expected; cpus inside within. */
+static void
+expect_rank(const struct plan *p, int r, const char *bus, const char *numa,
+    const char *within, int npu)
+{
+	hwloc_bitmap_t c = cpus_of(p, r), w = bits(within);
+	const char *v;
+
+	if (bus != NULL) {
+		v = env(p, r, "CGRUN_GPU_BUS_ID");
+		ck_assert_msg(v != NULL && strcmp(v, bus) == 0,
+		    "rank %d bus %s, want %s", r, v ? v : "none", bus);
+	}
+	v = env(p, r, "CGRUN_NUMA_NODE");
+	ck_assert_msg(v != NULL && strcmp(v, numa) == 0,
+	    "rank %d numa %s, want %s", r, v ? v : "none", numa);
+	ck_assert_msg(hwloc_bitmap_isincluded(c, w), "rank %d cpus %s not "
+	    "within %s", r, env(p, r, "CGRUN_CPUSET"), within);
+	if (npu > 0)
+		ck_assert_msg(hwloc_bitmap_weight(c) == npu, "rank %d has %d "
+		    "cpus, want %d", r, hwloc_bitmap_weight(c), npu);
+	hwloc_bitmap_free(c);
+	hwloc_bitmap_free(w);
+}
+
+/* Invariant: no two ranks' cpusets overlap. */
+static void
+expect_disjoint(const struct plan *p)
+{
+	hwloc_bitmap_t a, b;
+	int r, s;
+
+	for (r = 0; r < plan_nproc(p); r++)
+		for (s = r + 1; s < plan_nproc(p); s++) {
+			a = cpus_of(p, r);
+			b = cpus_of(p, s);
+			ck_assert_msg(!hwloc_bitmap_intersects(a, b), "ranks %d "
+			    "and %d overlap", r, s);
+			hwloc_bitmap_free(a);
+			hwloc_bitmap_free(b);
+		}
+}
+
+/* The union of ranks [lo, hi)'s cpusets equals list. */
+static void
+expect_union(const struct plan *p, int lo, int hi, const char *list)
+{
+	hwloc_bitmap_t u = hwloc_bitmap_alloc(), c, w = bits(list);
+	int r;
+
+	for (r = lo; r < hi; r++) {
+		c = cpus_of(p, r);
+		hwloc_bitmap_or(u, u, c);
+		hwloc_bitmap_free(c);
+	}
+	ck_assert_msg(hwloc_bitmap_isequal(u, w), "ranks %d-%d do not cover "
+	    "%s", lo, hi - 1, list);
+	hwloc_bitmap_free(u);
+	hwloc_bitmap_free(w);
+}
+
+START_TEST(g4dn_one_per_gpu)
+{
+	struct plan *p = mkplan("g4dn-2socket-8gpu", 8, NULL, NULL, NULL);
+	int r;
+
+	ck_assert_str_eq(env(p, 0, "CGRUN_CPU_BIND"), "gpu");
+	for (r = 0; r < 8; r++) {
+		expect_rank(p, r, g4_bus[r], r < 4 ? "0" : "1",
+		    r < 4 ? G4_PKG0 : G4_PKG1, 12);
+		ck_assert_int_eq(plan_gpu(p, r), r);
+	}
+	expect_disjoint(p);
+	expect_union(p, 0, 4, G4_PKG0);
+	expect_union(p, 4, 8, G4_PKG1);
+	/* whole cores: both hyperthreads of a core go to the same rank */
+	ck_assert_str_eq(env(p, 0, "CGRUN_CPUSET"), "0-5,48-53");
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(g4dn_two_per_gpu)
+{
+	struct plan *p = mkplan("g4dn-2socket-8gpu", 16, NULL, NULL, NULL);
+	int r;
+
+	for (r = 0; r < 16; r++) {
+		ck_assert_int_eq(plan_gpu(p, r), r % 8);
+		expect_rank(p, r, g4_bus[r % 8], r % 8 < 4 ? "0" : "1",
+		    r % 8 < 4 ? G4_PKG0 : G4_PKG1, 6);
+	}
+	expect_disjoint(p);
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(g4dn_fewer_ranks)
+{
+	struct plan *p = mkplan("g4dn-2socket-8gpu", 2, NULL, NULL, NULL);
+
+	expect_rank(p, 0, g4_bus[0], "0", G4_PKG0, 24);
+	expect_rank(p, 1, g4_bus[1], "0", G4_PKG0, 24);
+	expect_disjoint(p);
+	expect_union(p, 0, 2, G4_PKG0);
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(g4dn_cvd_subset_reorder)
+{
+	struct plan *p;
+	char e[256];
+
+	setenv("CUDA_VISIBLE_DEVICES", "5,1,4", 1);
+	setenv("HWLOC_XMLFILE", fixture("g4dn-2socket-8gpu"), 1);
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 3);
+	p = mkplan("g4dn-2socket-8gpu", 3, NULL, NULL, NULL);
+	expect_rank(p, 0, g4_bus[5], "1", G4_PKG1, 24);
+	expect_rank(p, 1, g4_bus[1], "0", G4_PKG0, 48);
+	expect_rank(p, 2, g4_bus[4], "1", G4_PKG1, 24);
+	expect_disjoint(p);
+	/* CGRUN_GPU is the ordinal the worker sees, not the physical one */
+	ck_assert_str_eq(env(p, 2, "CGRUN_GPU"), "2");
+	ck_assert_ptr_null(env(p, 2, "CUDA_VISIBLE_DEVICES"));
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(g4dn_cvd_cut)
+{
+	struct plan *p;
+	char e[256];
+
+	/* CUDA stops at the out-of-range 9: two GPUs */
+	setenv("CUDA_VISIBLE_DEVICES", "7,6,9,0", 1);
+	setenv("HWLOC_XMLFILE", fixture("g4dn-2socket-8gpu"), 1);
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 2);
+	p = mkplan("g4dn-2socket-8gpu", 2, NULL, NULL, NULL);
+	expect_rank(p, 0, g4_bus[7], "1", G4_PKG1, 24);
+	expect_rank(p, 1, g4_bus[6], "1", G4_PKG1, 24);
+	plan_free(p);
+	setenv("CUDA_VISIBLE_DEVICES", "", 1);
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "no GPU found"));
+}
+END_TEST
+
+START_TEST(xeon_uneven)
+{
+	struct plan *p;
+	char e[256];
+
+	setenv("HWLOC_XMLFILE", fixture("xeon-2socket-3gpu-uneven"), 1);
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 3);
+	ck_assert_int_eq(placement_nproc("auto", e, sizeof(e)), 3);
+	p = mkplan("xeon-2socket-3gpu-uneven", 3, NULL, NULL, NULL);
+	/* by bus id, not by the fixture's cuda0 OS device on 84:00.0 */
+	expect_rank(p, 0, "0000:03:00.0", "0", "0-7,16-23", 16);
+	expect_rank(p, 1, "0000:83:00.0", "1", "8-15,24-31", 8);
+	expect_rank(p, 2, "0000:84:00.0", "1", "8-15,24-31", 8);
+	expect_disjoint(p);
+	expect_union(p, 1, 3, "8-15,24-31");
+	plan_free(p);
+	setenv("CUDA_VISIBLE_DEVICES", "2", 1);
+	p = mkplan("xeon-2socket-3gpu-uneven", 1, NULL, NULL, NULL);
+	expect_rank(p, 0, "0000:84:00.0", "1", "8-15,24-31", 16);
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(snc_groups)
+{
+	struct plan *p = mkplan("snc-2socket-4numa-4gpu", 4, NULL, NULL, NULL);
+
+	/* GPU under NUMA 0's group */
+	expect_rank(p, 0, "0000:10:00.0", "0", "0-6", 7);
+	/* GPU on package 0 itself: the package minus NUMA 0's GPU cpus */
+	expect_rank(p, 1, "0000:20:00.0", "1", "7-13", 7);
+	/* two GPUs under NUMA 3 share its 7 cores */
+	expect_rank(p, 2, "0000:c1:00.0", "3", "21-27", 0);
+	expect_rank(p, 3, "0000:c2:00.0", "3", "21-27", 0);
+	expect_disjoint(p);
+	expect_union(p, 2, 4, "21-27");
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(numa_binding_modes)
+{
+	struct plan *p;
+	int r;
+
+	p = mkplan("g4dn-2socket-8gpu", 8, NULL, "node", NULL);
+	ck_assert_str_eq(env(p, 0, "CGRUN_CPU_BIND"), "numa");
+	for (r = 0; r < 8; r++)
+		expect_rank(p, r, g4_bus[r], r < 4 ? "0" : "1",
+		    r < 4 ? G4_PKG0 : G4_PKG1, 48);
+	plan_free(p);
+	p = mkplan("snc-2socket-4numa-4gpu", 4, NULL, "socket", NULL);
+	expect_rank(p, 0, "0000:10:00.0", "0-1", "0-13", 14);
+	expect_rank(p, 3, "0000:c2:00.0", "2-3", "14-27", 14);
+	plan_free(p);
+	p = mkplan("snc-2socket-4numa-4gpu", 4, NULL, "node", NULL);
+	expect_rank(p, 1, "0000:20:00.0", "0-1", "0-13", 14);
+	expect_rank(p, 2, "0000:c1:00.0", "3", "21-27", 7);
+	plan_free(p);
+	p = mkplan("g4dn-2socket-8gpu", 8, NULL, "exclusive", NULL);
+	for (r = 0; r < 8; r++)
+		expect_rank(p, r, g4_bus[r], r < 4 ? "0" : "1",
+		    r < 4 ? G4_PKG0 : G4_PKG1, 12);
+	expect_disjoint(p);
+	plan_free(p);
+	/* g4dn has one L3 per package: the complex is the package */
+	p = mkplan("g4dn-2socket-8gpu", 2, NULL, "core-complex", NULL);
+	expect_rank(p, 0, g4_bus[0], "0", G4_PKG0, 48);
+	plan_free(p);
+	/* --cpu-bind=numa is --numa-binding=node */
+	p = mkplan("xeon-2socket-3gpu-uneven", 3, "numa", NULL, NULL);
+	expect_rank(p, 2, "0000:84:00.0", "1", "8-15,24-31", 16);
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(cpu_only_machine)
+{
+	struct plan_opts o;
+	struct plan *p;
+	char e[256];
+	int r;
+
+	setenv("HWLOC_XMLFILE", fixture("haswell-2socket-4numa-cpuonly"), 1);
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "no GPU found"));
+	ck_assert_int_eq(placement_nproc("auto", e, sizeof(e)),
+	    (int)sysconf(_SC_NPROCESSORS_ONLN));
+	ck_assert_int_eq(placement_nproc("cpu", e, sizeof(e)),
+	    (int)sysconf(_SC_NPROCESSORS_ONLN));
+	/* default: no binding, no GPU variables */
+	p = mkplan("haswell-2socket-4numa-cpuonly", 4, NULL, NULL, NULL);
+	ck_assert_str_eq(env(p, 0, "CGRUN_CPU_BIND"), "none");
+	ck_assert_ptr_null(env(p, 0, "CGRUN_CPUSET"));
+	ck_assert_ptr_null(env(p, 0, "CGRUN_GPU"));
+	ck_assert_int_eq(plan_gpu(p, 0), -1);
+	plan_free(p);
+	/* cores: an even, exclusive share each (7 cores = one NUMA node) */
+	p = mkplan("haswell-2socket-4numa-cpuonly", 4, "cores", NULL, NULL);
+	expect_rank(p, 0, NULL, "0", "0-6", 7);
+	expect_rank(p, 1, NULL, "1", "7-13", 7);
+	expect_rank(p, 2, NULL, "2", "14-20", 7);
+	expect_rank(p, 3, NULL, "3", "21-27", 7);
+	plan_free(p);
+	/* numa: ranks spread over the nodes in blocks */
+	p = mkplan("haswell-2socket-4numa-cpuonly", 2, "numa", NULL, NULL);
+	expect_rank(p, 0, NULL, "0", "0-6", 7);
+	expect_rank(p, 1, NULL, "2", "14-20", 7);
+	plan_free(p);
+	/* GPU-based modes: a clear error */
+	memset(&o, 0, sizeof(o));
+	o.cpu_bind = "gpu";
+	ck_assert_ptr_null(plan_new(2, &o, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "no GPU"));
+	o.cpu_bind = NULL;
+	o.numa_binding = "exclusive";
+	ck_assert_ptr_null(plan_new(2, &o, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "--numa-binding=exclusive"));
+	/* more ranks than cpus: every rank still gets one, flagged shared */
+	p = mkplan("haswell-2socket-4numa-cpuonly", 30, "cores", NULL, NULL);
+	for (r = 0; r < 30; r++)
+		expect_rank(p, r, NULL, r % 28 < 7 ? "0" : r % 28 < 14 ? "1" :
+		    r % 28 < 21 ? "2" : "3", "0-27", 1);
+	ck_assert_str_eq(env(p, 0, "CGRUN_CPUSET"), "0");
+	ck_assert_str_eq(env(p, 28, "CGRUN_CPUSET"), "0");
+	ck_assert_str_eq(env(p, 29, "CGRUN_CPUSET"), "1");
+	expect_union(p, 0, 28, "0-27");
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(visibility_own)
+{
+	struct plan *p;
+
+	setenv("CUDA_VISIBLE_DEVICES", "5,1", 1);
+	p = mkplan("g4dn-2socket-8gpu", 4, NULL, NULL, "own");
+	ck_assert_str_eq(env(p, 0, "CUDA_VISIBLE_DEVICES"), "5");
+	ck_assert_str_eq(env(p, 1, "CUDA_VISIBLE_DEVICES"), "1");
+	ck_assert_str_eq(env(p, 2, "CUDA_VISIBLE_DEVICES"), "5");
+	ck_assert_str_eq(env(p, 3, "CGRUN_LOCAL_DEVICE"), "0");
+	ck_assert_str_eq(env(p, 3, "CGRUN_GPU"), "1");
+	plan_free(p);
+	/* all: the worker picks cuda:LOCAL_RANK (round robin) */
+	p = mkplan("g4dn-2socket-8gpu", 4, NULL, NULL, "all");
+	ck_assert_ptr_null(env(p, 0, "CUDA_VISIBLE_DEVICES"));
+	ck_assert_str_eq(env(p, 3, "CGRUN_LOCAL_DEVICE"), "1");
+	plan_free(p);
+	/* with NVML: named by UUID, independent of the device order */
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	setenv("CGRUN_NVML_LIBRARY", fake_nvml(), 1);
+	p = mkplan("g4dn-2socket-8gpu", 8, NULL, NULL, "own");
+	ck_assert_str_eq(env(p, 6, "CUDA_VISIBLE_DEVICES"),
+	    "GPU-fake0000-0000-0000-0000-000000000006");
+	ck_assert_str_eq(env(p, 6, "CGRUN_GPU_UUID"),
+	    "GPU-fake0000-0000-0000-0000-000000000006");
+	expect_rank(p, 6, g4_bus[6], "1", G4_PKG1, 12);
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(nvml_order_places)
+{
+	struct plan *p;
+
+	/* FASTEST_FIRST: 84 (9.0), 83 (8.0), then 03 (7.0) */
+	setenv("CGRUN_NVML_LIBRARY", fake_nvml(), 1);
+	setenv("FAKE_NVML_GPUS", "00000000:03:00.0,GPU-a,7.0,448;"
+	    "00000000:83:00.0,GPU-b,8.0,448;00000000:84:00.0,GPU-c,9.0,448", 1);
+	p = mkplan("xeon-2socket-3gpu-uneven", 3, NULL, NULL, NULL);
+	expect_rank(p, 0, "0000:84:00.0", "1", "8-15,24-31", 8);
+	expect_rank(p, 1, "0000:83:00.0", "1", "8-15,24-31", 8);
+	expect_rank(p, 2, "0000:03:00.0", "0", "0-7,16-23", 16);
+	plan_free(p);
+	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+	p = mkplan("xeon-2socket-3gpu-uneven", 3, NULL, NULL, NULL);
+	expect_rank(p, 0, "0000:03:00.0", "0", "0-7,16-23", 16);
+	expect_rank(p, 2, "0000:84:00.0", "1", "8-15,24-31", 8);
+	plan_free(p);
+}
+END_TEST
+
+START_TEST(bad_options)
+{
+	struct plan_opts o;
+	char e[256];
+
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(plan_opts_check(&o, e, sizeof(e)), 0);
+	o.cpu_bind = "cores";
+	o.gpu_visibility = "own";
+	o.mem_bind = "preferred";
+	ck_assert_int_eq(plan_opts_check(&o, e, sizeof(e)), 0);
+	o.cpu_bind = "sockets";
+	ck_assert_int_eq(plan_opts_check(&o, e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "--cpu-bind"));
+	o.cpu_bind = NULL;
+	o.numa_binding = "nodes";
+	ck_assert_int_eq(plan_opts_check(&o, e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "--numa-binding"));
+	o.numa_binding = "core-complex";
+	o.gpu_visibility = "mine";
+	ck_assert_int_eq(plan_opts_check(&o, e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "--gpu-visibility"));
+	o.gpu_visibility = NULL;
+	o.mem_bind = "strict";
+	ck_assert_int_eq(plan_opts_check(&o, e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "--mem-bind"));
+	ck_assert_int_eq(placement_nproc("0", e, sizeof(e)), -1);
+	ck_assert_int_eq(placement_nproc("-3", e, sizeof(e)), -1);
+	ck_assert_int_eq(placement_nproc("4x", e, sizeof(e)), -1);
+	ck_assert_int_eq(placement_nproc("99999999999", e, sizeof(e)), -1);
+	ck_assert_int_eq(placement_nproc("gpus", e, sizeof(e)), -1);
+	ck_assert_int_eq(placement_nproc("12", e, sizeof(e)), 12);
+	ck_assert_ptr_null(plan_new(0, &o, e, sizeof(e)));
+}
+END_TEST
+
+/* Print the plan into a string (caller frees). */
+static char *
+printed(const struct plan *p, int json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(fp);
+	plan_print(p, fp, json);
+	fclose(fp);
+	return buf;
+}
+
+START_TEST(print_text_and_json)
+{
+	struct plan *p = mkplan("xeon-2socket-3gpu-uneven", 4, NULL, NULL,
+	    NULL);
+	json_object *o, *ranks, *r, *v;
+	char *text = printed(p, 0), *js = printed(p, 1), *line, *save = NULL;
+	int n = 0, i;
+
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save), n++)
+		if (n > 0)
+			ck_assert_int_eq(strncmp(line, "local_rank=", 11), 0);
+	ck_assert_int_eq(n, 5);		/* "# placement ..." + 4 ranks */
+	ck_assert_ptr_nonnull(strstr(js, "\"nproc\""));
+	o = json_tokener_parse(js);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(json_object_object_get_ex(o, "ranks", &ranks));
+	ck_assert_int_eq(json_object_array_length(ranks), 4);
+	for (i = 0; i < 4; i++) {
+		r = json_object_array_get_idx(ranks, i);
+		ck_assert(json_object_object_get_ex(r, "bus_id", &v));
+		ck_assert_str_eq(json_object_get_string(v),
+		    env(p, i, "CGRUN_GPU_BUS_ID"));
+		ck_assert(json_object_object_get_ex(r, "cpuset", &v));
+		ck_assert_str_eq(json_object_get_string(v),
+		    env(p, i, "CGRUN_CPUSET"));
+		ck_assert(json_object_object_get_ex(r, "gpu", &v));
+		ck_assert_int_eq(json_object_get_int(v), i % 3);
+	}
+	/* rank 3 shares GPU 0 with rank 0: each gets half of NUMA 0 */
+	r = json_object_array_get_idx(ranks, 3);
+	ck_assert(json_object_object_get_ex(r, "cpus", &v));
+	ck_assert_int_eq(json_object_array_length(v), 8);
+	json_object_put(o);
+	free(text);
+	free(js);
+	plan_free(p);
+}
+END_TEST
+
+/* In a child: bind as rank r, return its affinity as a list. */
+static void
+child_affinity(const struct plan *p, int r, char *out, size_t len)
+{
+	hwloc_bitmap_t b = hwloc_bitmap_alloc();
+	cpu_set_t set;
+	int fd[2], c, st;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fd), 0);
+	ck_assert_int_ne(pid = fork(), -1);
+	if (pid == 0) {
+		char buf[1024] = "";
+
+		close(fd[0]);
+		CPU_ZERO(&set);
+		if (plan_apply_child(p, r) == 0 &&
+		    sched_getaffinity(0, sizeof(set), &set) == 0) {
+			for (c = 0; c < CPU_SETSIZE; c++)
+				if (CPU_ISSET(c, &set))
+					hwloc_bitmap_set(b, (unsigned)c);
+			hwloc_bitmap_list_snprintf(buf, sizeof(buf), b);
+		}
+		(void)!write(fd[1], buf, strlen(buf));
+		_exit(0);
+	}
+	close(fd[1]);
+	n = read(fd[0], out, len - 1);
+	out[n > 0 ? n : 0] = '\0';
+	close(fd[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	hwloc_bitmap_free(b);
+}
+
+START_TEST(real_machine_binding)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), n = ncpu < 2 ? 2 : ncpu;
+	struct plan *p;
+	char got[1024], e[256];
+	cpu_set_t before;
+	int r;
+
+	/* no GPU here: gpu is a clear error, auto is the CPU count */
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "no GPU found"));
+	p = mkplan(NULL, n, "cores", NULL, NULL);
+	for (r = 0; r < n; r++) {
+		child_affinity(p, r, got, sizeof(got));
+		ck_assert_msg(strcmp(got, env(p, r, "CGRUN_CPUSET")) == 0,
+		    "rank %d: sched_getaffinity %s, plan %s", r, got,
+		    env(p, r, "CGRUN_CPUSET"));
+	}
+	if (ncpu >= 2)
+		expect_disjoint(p);
+	plan_free(p);
+	/* none: the child keeps the parent's affinity */
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(before), &before), 0);
+	p = mkplan(NULL, 2, "none", NULL, NULL);
+	child_affinity(p, 1, got, sizeof(got));
+	ck_assert_int_eq(hwloc_bitmap_weight(bits(got)), CPU_COUNT(&before));
+	plan_free(p);
+}
+END_TEST
+
+/* The suite. */
+static Suite *
+placement_suite(void)
+{
+	Suite *s = suite_create("placement");
+	TCase *tc = tcase_create("placement");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, g4dn_one_per_gpu);
+	tcase_add_test(tc, g4dn_two_per_gpu);
+	tcase_add_test(tc, g4dn_fewer_ranks);
+	tcase_add_test(tc, g4dn_cvd_subset_reorder);
+	tcase_add_test(tc, g4dn_cvd_cut);
+	tcase_add_test(tc, xeon_uneven);
+	tcase_add_test(tc, snc_groups);
+	tcase_add_test(tc, numa_binding_modes);
+	tcase_add_test(tc, cpu_only_machine);
+	tcase_add_test(tc, visibility_own);
+	tcase_add_test(tc, nvml_order_places);
+	tcase_add_test(tc, bad_options);
+	tcase_add_test(tc, print_text_and_json);
+	tcase_add_test(tc, real_machine_binding);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(placement_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? 0 : 1;
+}
