@@ -2,7 +2,8 @@
 
   notify PATH OUT SECS      receive sd_notify datagrams on PATH, append
                             each (newlines as " | ") to OUT, for SECS
-  store HOST PORT           torch 1.13 dialect: SET, GET, ADD; check replies
+  store HOST PORT [N]       torch 1.13 dialect: SET, GET, ADD 5 to a counter
+                            that must then read N (default 5); check replies
   http URL                  GET: print "STATUS", then the body
   freeport                  print a free TCP port on 127.0.0.1
   wait FILE REGEX SECS      wait until a line of FILE matches; print it
@@ -49,7 +50,7 @@ def field(b):
     return struct.pack("<Q", len(b)) + b
 
 
-def store(host, port):
+def store(host, port, want=5):
     s = socket.create_connection((host, int(port)), timeout=10)
     s.sendall(b"\x00" + field(b"/svc") + field(b"hello"))        # SET
     s.sendall(b"\x02" + field(b"/svc"))                           # GET
@@ -59,8 +60,8 @@ def store(host, port):
         raise SystemExit("store: GET returned %r" % v)
     s.sendall(b"\x03" + field(b"/cnt") + struct.pack("<q", 5))    # ADD
     r = struct.unpack("<q", recv_exact(s, 8))[0]
-    if r != 5:
-        raise SystemExit("store: ADD returned %d" % r)
+    if r != int(want):
+        raise SystemExit("store: ADD returned %d, not %s" % (r, want))
     s.close()
     print("store ok: SET GET ADD")
 
