@@ -128,7 +128,16 @@ $(BUILD)/tests/%.o: CPPFLAGS += $(CHECK_CFLAGS) -Itests
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBRDZV_A) $(LIBCGRUN_A)
 	$(CC) -o $@ $^ $(LDFLAGS) $(RDZV_DEPLIBS) -lm
 
-$(PCFILE): Makefile
+# The .pc files name the install directories: remake them when these change
+# (`make && make install PREFIX=/usr` must not install /usr/local's).
+PCVARS = $(PREFIX):$(LIBDIR):$(INCLUDEDIR):$(CUDA_HOME)
+$(BUILD)/pcvars.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = '$(PCVARS)' ] || echo '$(PCVARS)' > $@
+FORCE:
+.PHONY: FORCE
+
+$(PCFILE): Makefile $(BUILD)/pcvars.stamp
 	@mkdir -p $(dir $@)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: cgrun' 'Description: cgrun worker library: rank info, TCPStore client, barriers, checkpoints' \
@@ -137,7 +146,7 @@ $(PCFILE): Makefile
 
 # cgrun-nccl.pc: CUDA lives in ${cudadir} (pkg-config --define-variable
 # can move it); -isystem keeps CUDA's headers out of the users' warnings.
-$(BUILD)/cgrun-nccl.pc: Makefile
+$(BUILD)/cgrun-nccl.pc: Makefile $(BUILD)/pcvars.stamp
 	@mkdir -p $(dir $@)
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' 'cudadir=$(CUDA_HOME)' '' \
 	  'Name: cgrun-nccl' 'Description: cgrun NCCL communicator bootstrap over the job store' \
