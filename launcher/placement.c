@@ -199,7 +199,7 @@ plan_mem_vis(const struct plan_opts *o, int *mem, int *own, char *err,
 {
 	int i;
 
-	*mem = MEM_BIND;
+	*mem = MEM_PREFERRED;
 	if (o->mem_bind != NULL) {
 		for (i = 0; i < 3; i++)
 			if (strcmp(o->mem_bind, mem_names[i]) == 0)
@@ -645,11 +645,46 @@ plan_gpu(const struct plan *p, int r)
 	return r >= 0 && r < p->nproc ? p->r[r].gpu : -1;
 }
 
+/* Rank r's GPU as a CUDA_VISIBLE_DEVICES entry, or NULL. */
+const char *
+plan_gpu_token(const struct plan *p, int r)
+{
+	return r >= 0 && r < p->nproc && p->r[r].gpu >= 0 ? p->r[r].token :
+	    NULL;
+}
+
 /* Whether memory of bound ranks is bound (several NUMA nodes, asked). */
 static int
 plan_binds_memory(const struct plan *p)
 {
 	return p->mode != BIND_NONE && p->mem != MEM_NONE && p->nnuma > 1;
+}
+
+/*
+ * Set the memory policy: strict (MPOL_BIND) or preferred.  hwloc maps
+ * BIND + STRICT to MPOL_BIND and BIND alone to MPOL_PREFERRED; where the
+ * kernel cannot prefer several nodes, prefer the first one.
+ */
+static int
+plan_membind(const struct plan *p, hwloc_const_nodeset_t nodes)
+{
+	int flags = HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET, rc;
+	hwloc_nodeset_t first;
+
+	if (p->mem == MEM_BIND)
+		flags |= HWLOC_MEMBIND_STRICT;
+	rc = hwloc_set_membind(p->topo, nodes, HWLOC_MEMBIND_BIND, flags);
+	if (rc == -1 && p->mem == MEM_PREFERRED &&
+	    hwloc_bitmap_weight(nodes) > 1 &&
+	    (first = hwloc_bitmap_alloc()) != NULL) {
+		hwloc_bitmap_only(first, (unsigned)hwloc_bitmap_first(nodes));
+		rc = hwloc_set_membind(p->topo, first, HWLOC_MEMBIND_BIND,
+		    flags);
+		hwloc_bitmap_free(first);
+	}
+	if (rc == -1 && errno == ENOSYS)	/* kernel without NUMA */
+		rc = 0;
+	return rc;
 }
 
 /* Bind this (child) process as planned for rank r. */
@@ -669,13 +704,7 @@ plan_apply_child(const struct plan *p, int r)
 		return -1;
 	if (!plan_binds_memory(p) || hwloc_bitmap_iszero(rp->nodeset))
 		return 0;
-	/* hwloc: BIND + STRICT is Linux MPOL_BIND, BIND alone MPOL_PREFERRED. */
-	if (hwloc_set_membind(p->topo, rp->nodeset, HWLOC_MEMBIND_BIND,
-	    HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET |
-	    (p->mem == MEM_BIND ? HWLOC_MEMBIND_STRICT : 0)) == -1 &&
-	    errno != ENOSYS)
-		return -1;
-	return 0;
+	return plan_membind(p, rp->nodeset);
 }
 
 /* A bitmap in list form ("0-5,48-53") into buf. */

@@ -43,8 +43,9 @@ struct plan_opts {
 	/* "all" (NULL: default, CUDA_VISIBLE_DEVICES untouched) or "own". */
 	const char	*gpu_visibility;
 	/*
-	 * Memory policy of bound ranks: "bind" (NULL: default; strict, to the
-	 * NUMA node(s) of the rank's cpuset), "preferred", or "none".
+	 * Memory policy of bound ranks, toward the NUMA node(s) of the rank's
+	 * cpuset: "preferred" (NULL: default; spills to other nodes when
+	 * full), "bind" (strict: allocations fail rather than spill), "none".
 	 */
 	const char	*mem_bind;
 };
@@ -98,5 +99,12 @@ void	plan_log(const struct plan *);
 /* Number of ranks planned, and whether rank r has a GPU (-1: none). */
 int	plan_nproc(const struct plan *);
 int	plan_gpu(const struct plan *, int local_rank);
+/*
+ * How rank r's GPU is named in CUDA_VISIBLE_DEVICES for a worker that
+ * should see only it (--virtual-local-rank, gpu-visibility own): the
+ * agent's own CUDA_VISIBLE_DEVICES entry when set (index, GPU- or MIG-
+ * UUID), else its UUID (NVML), else its CUDA ordinal.  NULL: no GPU.
+ */
+const char *plan_gpu_token(const struct plan *, int local_rank);
 
 #endif
