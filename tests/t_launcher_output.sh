@@ -1,0 +1,104 @@
+#!/bin/sh
+# Worker output: heavy concurrent output from 8 workers reaches the console
+# in whole, prefixed lines with nothing lost (also the last line without a
+# newline); --tee, --redirects, --log-dir layout (LOG_DIR/RUN_ID/attempt_N/
+# LOCAL_RANK/{stdout,stderr}.log), --local-ranks-filter, --log-prefix and
+# TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE, --duplicate-stdout-filters.
+: "${CGRUN_BIN:?}"
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+N=20000
+
+# Each worker writes N lines to stdout and N/4 to stderr, lengths 0-700,
+# through awk's block buffering (so pipe reads end mid-line), then a last
+# line without a newline.
+cat > flood.sh <<'W'
+#!/bin/sh
+awk -v r="$RANK" -v n="$1" 'BEGIN {
+	pad = "x"; while (length(pad) < 800) pad = pad pad
+	for (i = 0; i < n; i++) {
+		printf "L %d %d %s\n", r, i, substr(pad, 1, (i * 37) % 701)
+		if (i % 4 == 0)
+			printf "E %d %d %s\n", r, i, substr(pad, 1, (i * 11) % 301) > "/dev/stderr"
+	}
+	printf "tail %d", r
+}'
+W
+chmod +x flood.sh
+timeout 60 "$CGRUN_BIN" --nproc-per-node=8 ./flood.sh $N > out 2> err ||
+	fail "flood job failed: $(tail -5 err)"
+check='
+{
+	if (match($0, /^\[rank[0-7]\]:/) == 0) { print "no prefix: " substr($0, 1, 80); bad++; next }
+	pr = substr($0, 6, 1); rest = substr($0, 9)
+	if (rest == "tail " pr) { tails[pr]++; next }
+	split(rest, f, " ")
+	if (f[1] != kind || f[2] != pr) { print "mixed line: " substr($0, 1, 80); bad++; next }
+	want = (kind == "L") ? (f[3] * 37) % 701 : (f[3] * 11) % 301
+	if (length(f[4]) != want || f[4] ~ /[^x]/) { print "damaged line: " substr($0, 1, 80); bad++; next }
+	if (f[3] != next_seq[pr] + 0) { print "lost or reordered at rank " pr " seq " f[3]; bad++ }
+	next_seq[pr] = f[3] + step; seen[pr]++
+}
+END {
+	for (r = 0; r < 8; r++) printf "%d:%d:%d ", r, seen[r], tails[r]
+	print ""
+	exit bad > 0
+}'
+res=$(awk -v kind=L -v step=1 "$check" out) || fail "stdout: $res"
+want="0:$N:1 1:$N:1 2:$N:1 3:$N:1 4:$N:1 5:$N:1 6:$N:1 7:$N:1 "
+[ "$res" = "$want" ] || fail "stdout lines per rank:tail: got '$res', want '$want'"
+res=$(grep -v '^cgrun' err | awk -v kind=E -v step=4 "$check") || fail "stderr: $res"
+[ "$res" = "0:$((N / 4)):0 1:$((N / 4)):0 2:$((N / 4)):0 3:$((N / 4)):0 4:$((N / 4)):0 5:$((N / 4)):0 6:$((N / 4)):0 7:$((N / 4)):0 " ] ||
+	fail "stderr lines per rank: $res"
+echo "8 workers x $N lines: whole, prefixed, complete"
+
+# tee stdout, redirect stderr, into --log-dir, run id from --rdzv-id.
+cat > hello.sh <<'W'
+#!/bin/sh
+echo "out $LOCAL_RANK"
+echo "err $LOCAL_RANK" >&2
+echo "ERROR-ish $LOCAL_RANK"
+W
+chmod +x hello.sh
+timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --rdzv-id=job1 --log-dir="$T/logs" \
+    --tee=1 --redirects=2 ./hello.sh > out 2> err || fail "tee job failed"
+D=$T/logs/job1/attempt_0
+for lr in 0 1; do
+	grep -qx "\[rank$lr\]:out $lr" out || fail "teed stdout of $lr not on console"
+	grep -qx "out $lr" "$D/$lr/stdout.log" || fail "teed stdout of $lr not in $D/$lr/stdout.log"
+	grep -qx "err $lr" "$D/$lr/stderr.log" || fail "redirected stderr of $lr not in file"
+	grep -q "err $lr" err && fail "redirected stderr of $lr reached the console"
+done
+echo "tee/redirect/log-dir layout"
+
+# Per-rank maps: rank 0 redirects stdout, rank 1 nothing; filter shows rank 1.
+timeout 20 "$CGRUN_BIN" --nproc_per_node 2 --log_dir "$T/logs2" --rdzv_id job2 \
+    -r 0:1 --local-ranks-filter=1 ./hello.sh > out 2> err || fail "map job failed"
+grep -qx "out 0" "$T/logs2/job2/attempt_0/0/stdout.log" || fail "rank 0 stdout not redirected"
+[ -e "$T/logs2/job2/attempt_0/1/stdout.log" ] && fail "rank 1 stdout redirected"
+grep -q 'rank0' out err && fail "filtered rank 0 reached the console"
+grep -qx '\[rank1\]:out 1' out || fail "rank 1 stdout missing"
+grep -qx '\[rank1\]:err 1' err || fail "rank 1 stderr missing"
+echo "per-rank redirects and --local-ranks-filter"
+
+# Prefix templates: --log-prefix wins over torchrun's variable.
+TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${role_name}${local_rank}]:' timeout 20 \
+    "$CGRUN_BIN" --nproc-per-node=2 --role=w ./hello.sh > out 2>&1 || fail "prefix job 1"
+grep -qx '\[w1\]:out 1' out || fail "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE ignored: $(head -2 out)"
+TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${role_name}${local_rank}]:' timeout 20 \
+    "$CGRUN_BIN" --nproc-per-node=2 --log-prefix='<${group_rank}/${rank}> $$' ./hello.sh > out 2>&1 ||
+	fail "prefix job 2"
+grep -qx '<0/1> \$out 1' out || fail "--log-prefix ignored: $(head -2 out)"
+echo "prefix templates"
+
+# Duplicate filters: matching stdout lines also in filtered_stdout.log.
+timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --rdzv-id=job3 --log-dir="$T/logs3" \
+    --duplicate-stdout-filters=ERROR ./hello.sh > out 2>&1 || fail "filter job failed"
+f=$T/logs3/job3/attempt_0/filtered_stdout.log
+[ "$(sort "$f")" = "$(printf '[rank0]:ERROR-ish 0\n[rank1]:ERROR-ish 1')" ] ||
+	fail "filtered_stdout.log: $(cat "$f")"
+grep -qx '\[rank0\]:out 0' out || fail "console lost lines with filters on"
+echo "duplicate filters"
+echo ok
