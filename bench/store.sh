@@ -1,0 +1,129 @@
+#!/bin/sh
+# bench/store.sh: cgrun-rdzvd against torch's own TCPStore servers (1.13 from
+# Debian's python3-torch, 2.6 from tests/torch26.sh, legacy backend) on
+# loopback, measured by bench/loadgen in one run, written as tables to
+# bench/results/store.md (raw loadgen lines in bench/results/store.raw).
+#
+# usage: BUILD=build sh bench/store.sh     (after `make`; `make bench` does both)
+# env:   BENCH_SECS   seconds per ops cell (default 2)
+#        BENCH_SIZES  barrier/storm sizes (default "256 1024 4096 8192 10000")
+#        BENCH_SERVERS subset of "cgrun torch113 torch26"
+set -u
+cd "$(dirname "$0")/.." || exit 2
+TOP=$(pwd)
+BUILD=${BUILD:-build}
+LOADGEN=$TOP/$BUILD/bench/loadgen
+RDZVD=$TOP/$BUILD/cgrun-rdzvd
+SECS=${BENCH_SECS:-2}
+SIZES=${BENCH_SIZES:-256 1024 4096 8192 10000}
+SERVERS=${BENCH_SERVERS:-cgrun torch113 torch26}
+OUT=$TOP/bench/results
+RAW=$OUT/store.raw
+T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-bench.XXXXXX")
+SPID=
+
+for f in "$LOADGEN" "$RDZVD"; do
+	[ -x "$f" ] || { echo "store.sh: $f missing: run make BUILD=$BUILD first" >&2; exit 1; }
+done
+# 10,000 connections on each side, plus the server's own files.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null
+[ "$(ulimit -n)" -ge 10100 ] 2>/dev/null ||
+	echo "store.sh: warning: ulimit -n is $(ulimit -n); the 10,000-connection cells will fail" >&2
+
+# Stop the running server (started by us, by pid).
+stop_server() {
+	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null
+	SPID=
+}
+trap 'stop_server; rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM
+
+# Wait (20 s at most) for a port file or a "listening on" line.
+wait_port() {
+	i=0
+	while [ -z "$(sed -n "$2" "$1" 2>/dev/null)" ]; do
+		kill -0 "$SPID" 2>/dev/null || { echo "store.sh: server died:" >&2; cat "$T/server.log" >&2; return 1; }
+		[ $i -ge 400 ] && { echo "store.sh: no port from the server after 20 s" >&2; return 1; }
+		sleep 0.05
+		i=$((i + 1))
+	done
+	PORT=$(sed -n "$2" "$1" | head -n 1)
+}
+
+# start_server NAME: a fresh server; sets SPID, PORT, DIALECT.
+start_server() {
+	rm -f "$T/port" "$T/out"
+	case $1 in
+	cgrun)
+		"$RDZVD" -d --host 127.0.0.1 --port 0 >"$T/out" 2>"$T/server.log" &
+		SPID=$!
+		DIALECT=v2
+		wait_port "$T/out" 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' ;;
+	torch113)
+		/usr/bin/python3 "$TOP/tests/interop/torch_server.py" "$T/port" --timeout 600 >"$T/server.log" 2>&1 &
+		SPID=$!
+		DIALECT=v1
+		wait_port "$T/port" 'p' ;;
+	torch26)
+		# exec chain: sh torch26.sh -> ld.so -> python; $! is that process
+		sh "$TOP/tests/torch26.sh" "$TOP/tests/interop/torch_server.py" "$T/port" --timeout 600 >"$T/server.log" 2>&1 &
+		SPID=$!
+		DIALECT=v2
+		wait_port "$T/port" 'p' ;;
+	esac
+}
+
+# lg NAME ARGS: one loadgen run, its line (or a failure line) into RAW.
+lg() {
+	name=$1
+	shift
+	line=$(timeout 300 "$LOADGEN" -p "$PORT" -d "$DIALECT" -P "$SPID" "$@" 2>"$T/lg.err" | tail -n 1)
+	[ -n "$line" ] || line="mode=$1 failed=1 args=$(echo "$*" | tr ' ' ,) error=\"$(tail -n 1 "$T/lg.err")\""
+	echo "server=$name $line" | tee -a "$RAW"
+}
+
+have_server() {
+	case $1 in
+	torch113) /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null ;;
+	torch26) sh "$TOP/tests/torch26.sh" --ensure >/dev/null 2>&1 ;;
+	*) true ;;
+	esac
+}
+
+: >"$RAW"
+start=$(date +%s)
+LOAD0=$(cut -d" " -f1-3 /proc/loadavg)
+for s in $SERVERS; do
+	have_server "$s" || { echo "server=$s unavailable=1" | tee -a "$RAW"; continue; }
+	# Each phase gets a fresh server, so one phase's connections and keys
+	# do not weigh on the next.
+	start_server "$s" || exit 1
+	for op in set get add cas tget; do
+		for n in 1 16 256 1024; do
+			lg "$s" ops "$op" "$n" "$SECS"
+		done
+	done
+	stop_server
+	start_server "$s" || exit 1
+	for n in $SIZES; do lg "$s" barrier "$n"; done
+	stop_server
+	start_server "$s" || exit 1
+	for n in $SIZES; do lg "$s" storm "$n"; done
+	stop_server
+	start_server "$s" || exit 1
+	lg "$s" idle 10000 200
+	stop_server
+done
+secs=$(( $(date +%s) - start ))
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+t26=$(sh "$TOP/tests/torch26.sh" -c 'import torch; print(torch.__version__)' 2>/dev/null)
+t113=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
+python3 "$TOP/bench/store_report.py" "$RAW" >"$OUT/store.md" <<EOF
+machine: $(nproc) cores, $cpu, Linux $(uname -r)
+date: $(date -u '+%Y-%m-%d %H:%M UTC'), total run time ${secs} s
+command: BUILD=$BUILD BENCH_SECS=$SECS sh bench/store.sh  (make bench)
+servers: cgrun-rdzvd $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null); torch ${t113:-?} (Debian python3-torch); torch ${t26:-?} (Debian trixie via tests/torch26.sh, use_libuv=False)
+somaxconn: $(cat /proc/sys/net/core/somaxconn), ulimit -n: $(ulimit -n), load average before: $LOAD0 (other processes share the cores)
+EOF
+echo "store.sh: wrote $OUT/store.md (${secs} s)"

@@ -1,0 +1,161 @@
+"""Turn bench/store.sh's raw loadgen lines into bench/results/store.md.
+
+usage: python3 store_report.py RAW < header-lines > store.md
+"""
+import shlex
+import sys
+
+SERVERS = ["cgrun", "torch113", "torch26"]
+NAMES = {"cgrun": "cgrun-rdzvd", "torch113": "torch 1.13", "torch26": "torch 2.6"}
+
+
+def parse(path):
+    rows = []
+    for line in open(path):
+        d = {}
+        for tok in shlex.split(line):
+            if "=" in tok:
+                k, v = tok.split("=", 1)
+                d[k] = v
+        rows.append(d)
+    return rows
+
+
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt(v, nd=0):
+    if v is None:
+        return "—"
+    return ("%%.%df" % nd) % v
+
+
+def find(rows, server, **kw):
+    for r in rows:
+        if r.get("server") == server and all(r.get(k) == str(v) for k, v in kw.items()):
+            return r
+    return None
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def main():
+    rows = parse(sys.argv[1])
+    present = [s for s in SERVERS if any(r.get("server") == s and "mode" in r for r in rows)]
+    torches = [s for s in present if s != "cgrun"]
+    out = ["# Store benchmark: cgrun-rdzvd vs torch's own TCPStore servers", ""]
+    out += ["- " + l.strip() for l in sys.stdin if l.strip()]
+    out += ["- raw loadgen output: `bench/results/store.raw`", ""]
+    out += ["Load generator: `bench/loadgen.c`, one thread, epoll, N connections with one "
+            "request in flight each; client and server share the machine's cores, so on a "
+            "2-core machine the load generator bounds ops/s and latency.  Server CPU is "
+            "utime+stime of the server process (/proc/PID/stat, all threads, 10 ms ticks) "
+            "over the measured interval divided by the operations completed.  `set` is "
+            "SET + an empty CHECK in one segment (SET has no reply); `tget` is torch's "
+            "client get(): WAIT then GET.  torch 1.13 is driven in its own dialect, the "
+            "others in the 2.x dialect.", ""]
+    for s in [s for s in SERVERS if s not in present]:
+        out += ["**%s: not measured in this run (unavailable, or left out by BENCH_SERVERS).**" % NAMES[s], ""]
+
+    out += ["## Operations", "",
+            "ops/s · p50/p99 latency (µs) · server CPU µs per operation", ""]
+    hdr = "| op | conns | " + " | ".join(NAMES[s] for s in present) + " | CPU/op cgrun ÷ best torch |"
+    out += [hdr, "|" + "---|" * (3 + len(present))]
+    worst_cpu = None
+    for op in ["set", "get", "add", "cas", "tget"]:
+        for n in [1, 16, 256, 1024]:
+            cells, cpu = [], {}
+            for s in present:
+                r = find(rows, s, mode="ops", op=op, conns=n)
+                if r is None:
+                    r = find(rows, s, mode="ops", args="ops,%s,%d" % (op, n))
+                if r is None or r.get("failed"):
+                    cells.append("failed: %s" % (r or {}).get("error", "missing")[:60])
+                    continue
+                cpu[s] = num(r.get("cpu_us_per_op"))
+                cells.append("%s · %s/%s · %s" % (fmt(num(r["ops_per_s"])), r["p50_us"],
+                                                  r["p99_us"], fmt(cpu[s], 2)))
+            best = min([cpu[t] for t in torches if cpu.get(t)] or [None]) if torches else None
+            rt = ratio(cpu.get("cgrun"), best)
+            if rt is not None:
+                worst_cpu = rt if worst_cpu is None else max(worst_cpu, rt)
+            out.append("| %s | %d | %s | %s |" % (op, n, " | ".join(cells), fmt(rt, 2)))
+    out.append("")
+
+    def table(mode, title, cols):
+        o = ["## " + title, "",
+             "| N | " + " | ".join(NAMES[s] for s in present) + " | cgrun ÷ best torch (time) |",
+             "|" + "---|" * (2 + len(present))]
+        res = {}
+        sizes = sorted({int(r["conns"]) for r in rows if r.get("mode") == mode and "conns" in r})
+        for n in sizes:
+            cells, ms = [], {}
+            for s in present:
+                r = find(rows, s, mode=mode, conns=n)
+                if r is None:
+                    cells.append("failed")
+                    continue
+                ok = r.get("ok") == "1"
+                ms[s] = num(r["ms"]) if ok else None
+                cells.append(("%s ms" % r["ms"] if ok else "did not finish (%s ms)" % r["ms"])
+                             + "".join(", %s %s" % (r.get(c, "?"), c.replace("_", " ")) for c in cols))
+            best = min([ms[t] for t in torches if ms.get(t)] or [None]) if torches else None
+            rt = ratio(ms.get("cgrun"), best)
+            res[n] = (rt, ms)
+            o.append("| %d | %s | %s |" % (n, " | ".join(cells), fmt(rt, 3)))
+        return o + [""], res
+
+    t, barrier = table("barrier", "Store barrier (N clients: ADD, then WAIT on the last-worker key)", [])
+    out += t
+    t, storm = table("storm", "Connect storm (N clients connect at once, handshake, ADD)",
+                     ["retries", "listen_overflows"])
+    out += t
+
+    out += ["## 10,000 idle connections, one healthy client (200 sequential ADDs)", "",
+            "| server | connect ms | p50 µs | p99 µs | max µs | timeouts (2 s) |", "|---|---|---|---|---|---|"]
+    idle = {}
+    for s in present:
+        r = find(rows, s, mode="idle")
+        if r is None or r.get("failed"):
+            out.append("| %s | failed: %s |  |  |  |  |" % (NAMES[s], (r or {}).get("error", "missing")))
+            continue
+        idle[s] = r
+        out.append("| %s | %s | %s | %s | %s | %s |" % (NAMES[s], r["connect_ms"], r.get("p50_us", "—"),
+                                                     r.get("p99_us", "—"), r.get("max_us", "—"), r["timeouts"]))
+    out.append("")
+
+    out += ["## Targets", ""]
+    b = barrier.get(8192, (None, {}))[0]
+    st = storm.get(8192, (None, {}))[0]
+    sr = find(rows, "cgrun", mode="storm", conns=8192)
+    ov = int(sr["listen_overflows"]) if sr and sr.get("listen_overflows", "-1").lstrip("-").isdigit() else None
+    ir = idle.get("cgrun")
+    healthy = None
+    if ir and ir.get("max_us") and ir["timeouts"] == "0":
+        healthy = max(float(ir["connect_ms"]), float(ir["max_us"]) / 1000)
+
+    def verdict(ok):
+        return "**met**" if ok else "**not met**"
+
+    out.append("- server CPU per operation ≤ 1/3 of torch's best: worst cell ratio %s → %s"
+               % (fmt(worst_cpu, 2), verdict(worst_cpu is not None and worst_cpu <= 1 / 3)))
+    out.append("- barrier of 8,192 clients ≤ 1/3 of torch's best time: ratio %s → %s"
+               % (fmt(b, 3), verdict(b is not None and b <= 1 / 3)))
+    out.append("- connect storm of 8,192 ≤ 1/10 of torch's best time: ratio %s → %s; "
+               "listen-queue overflows during cgrun's storm: %s → %s"
+               % (fmt(st, 3), verdict(st is not None and st <= 0.1), ov, verdict(ov == 0)))
+    out.append("- healthy client with 10,000 idle connections served in < 10 ms (connect and every op): "
+               "worst %s ms → %s" % (fmt(healthy, 2), verdict(healthy is not None and healthy < 10)))
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
