@@ -21,6 +21,8 @@
 #include "service.h"
 #include "store.h"
 
+#define SERVICE_JOURNAL_SOCKET	"/run/systemd/journal/socket"
+
 struct service {
 	struct event	*watchdog;	/* persistent timer, or NULL */
 };
@@ -60,17 +62,29 @@ static void
 service_journal_sink(int level, const char *line, void *arg)
 {
 	(void)arg;
-	if (sd_journal_print(service_priority(level), "%s", line) < 0)
-		fprintf(stderr, "<%d>%s\n", service_priority(level), line);
+	sd_journal_print(service_priority(level), "%s", line);
 }
 
-/* Route log lines to the journal with their priority; 1 if done, else 0. */
+/* log.h sink: "<N>line" on stderr, which the journal reads as priority N. */
+static void
+service_prefix_sink(int level, const char *line, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "<%d>%s\n", service_priority(level), line);
+}
+
+/* Route log lines to the journal with their priority; 1 if done, else 0.
+ * sd_journal_print() silently drops lines when journald's socket is
+ * missing, so without it the priority goes in a "<N>" prefix instead. */
 int
 service_log_to_journal(void)
 {
 	if (!service_stderr_is_journal())
 		return 0;
-	log_set_sink(service_journal_sink, NULL);
+	if (access(SERVICE_JOURNAL_SOCKET, W_OK) == 0)
+		log_set_sink(service_journal_sink, NULL);
+	else
+		log_set_sink(service_prefix_sink, NULL);
 	return 1;
 }
 
