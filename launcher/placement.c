@@ -103,21 +103,92 @@ placement_topology(char *err, size_t errlen)
 	return topo;
 }
 
-/* Count the GPUs workers will see. */
+/*
+ * Discovery done for --nproc-per-node, kept for the plan_new() that follows
+ * so that NVML (slow to initialise on big machines) and the topology are
+ * loaded once.  Valid only while the variables that shape it are unchanged.
+ */
+static struct {
+	char			*key;
+	hwloc_topology_t	 topo;
+	struct gpu_list		*l;
+} found;
+
+/* The variables discovery depends on, as one string (caller frees). */
+static char *
+placement_key(void)
+{
+	static const char *const vars[] = { "HWLOC_XMLFILE", "HWLOC_THISSYSTEM",
+	    "CGRUN_NVML_LIBRARY", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER" };
+	char *key = NULL, *k;
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		v = getenv(vars[i]);
+		if (asprintf(&k, "%s%s=%s%c", key != NULL ? key : "", vars[i],
+		    v != NULL ? v : "", v != NULL ? '1' : '0') == -1)
+			k = NULL;
+		free(key);
+		if ((key = k) == NULL)
+			return NULL;
+	}
+	return key;
+}
+
+/* Forget the kept discovery. */
+static void
+placement_forget(void)
+{
+	gpu_list_free(found.l);
+	if (found.topo != NULL)
+		hwloc_topology_destroy(found.topo);
+	free(found.key);
+	memset(&found, 0, sizeof(found));
+}
+
+/* Topology and GPUs: the kept ones when still valid (ownership passes). */
+static int
+placement_discover(hwloc_topology_t *topo, struct gpu_list **l, char *err,
+    size_t errlen)
+{
+	char *key = placement_key();
+
+	if (key != NULL && found.key != NULL && strcmp(key, found.key) == 0) {
+		*topo = found.topo;
+		*l = found.l;
+		found.topo = NULL;
+		found.l = NULL;
+		placement_forget();
+		free(key);
+		return 0;
+	}
+	placement_forget();
+	free(key);
+	*l = NULL;
+	if ((*topo = placement_topology(err, errlen)) == NULL)
+		return -1;
+	if ((*l = gpu_discover(*topo, err, errlen)) == NULL) {
+		hwloc_topology_destroy(*topo);
+		*topo = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Count the GPUs workers will see (the discovery is kept for plan_new). */
 int
 placement_gpu_count(char *err, size_t errlen)
 {
 	hwloc_topology_t topo;
 	struct gpu_list *l;
-	int n;
 
-	if ((topo = placement_topology(err, errlen)) == NULL)
+	if (placement_discover(&topo, &l, err, errlen) == -1)
 		return -1;
-	l = gpu_discover(topo, err, errlen);
-	n = l != NULL ? l->nvis : -1;
-	gpu_list_free(l);
-	hwloc_topology_destroy(topo);
-	return n;
+	found.topo = topo;
+	found.l = l;
+	found.key = placement_key();
+	return l->nvis;
 }
 
 /* Online CPUs, as Python's os.cpu_count(). */
@@ -586,8 +657,7 @@ plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
 	p->nproc = nproc;
 	p->mem = mem;
 	p->own = own;
-	if ((p->topo = placement_topology(err, errlen)) == NULL ||
-	    (l = gpu_discover(p->topo, err, errlen)) == NULL)
+	if (placement_discover(&p->topo, &l, err, errlen) == -1)
 		goto fail;
 	p->ngpu = l->nvis;
 	p->source = l->source;

@@ -477,6 +477,48 @@ START_TEST(nvml_order_places)
 }
 END_TEST
 
+/* Lines in a file. */
+static int
+count_lines(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	int c, n = 0;
+
+	if (fp == NULL)
+		return 0;
+	while ((c = fgetc(fp)) != EOF)
+		n += c == '\n';
+	fclose(fp);
+	return n;
+}
+
+START_TEST(discovery_once)
+{
+	char log[] = "/tmp/cgrun-nvml-init.XXXXXX", e[256];
+	struct plan *p;
+	int fd = mkstemp(log);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	setenv("FAKE_NVML_INITLOG", log, 1);
+	setenv("CGRUN_NVML_LIBRARY", fake_nvml(), 1);
+	setenv("HWLOC_XMLFILE", fixture("g4dn-2socket-8gpu"), 1);
+	/* --nproc-per-node=gpu then the plan: NVML initialised once */
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 8);
+	p = mkplan("g4dn-2socket-8gpu", 8, NULL, NULL, NULL);
+	ck_assert_int_eq(count_lines(log), 1);
+	plan_free(p);
+	/* what discovery depends on changed in between: discovered again */
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 8);
+	setenv("CUDA_VISIBLE_DEVICES", "3", 1);
+	p = mkplan("g4dn-2socket-8gpu", 1, NULL, NULL, NULL);
+	ck_assert_int_eq(count_lines(log), 3);
+	expect_rank(p, 0, g4_bus[3], "0", G4_PKG0, 48);
+	plan_free(p);
+	unlink(log);
+}
+END_TEST
+
 START_TEST(bad_options)
 {
 	struct plan_opts o;
@@ -652,6 +694,7 @@ placement_suite(void)
 	tcase_add_test(tc, cpu_only_machine);
 	tcase_add_test(tc, visibility_own);
 	tcase_add_test(tc, nvml_order_places);
+	tcase_add_test(tc, discovery_once);
 	tcase_add_test(tc, bad_options);
 	tcase_add_test(tc, print_text_and_json);
 	tcase_add_test(tc, real_machine_binding);

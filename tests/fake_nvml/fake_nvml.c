@@ -11,6 +11,7 @@
  *   FAKE_NVML_GPUS="busid,uuid,major.minor,cores[,MIG-a|MIG-b];...":
  *   another machine (MIG devices listed mean MIG mode is on)
  *   FAKE_NVML_FAIL=init: nvmlInit fails as with no driver loaded
+ *   FAKE_NVML_INITLOG=FILE: each nvmlInit appends a line to FILE
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -130,8 +131,14 @@ int
 nvmlInit_v2(void)
 {
 	const char *fail = getenv("FAKE_NVML_FAIL"), *spec;
+	const char *log = getenv("FAKE_NVML_INITLOG");
+	FILE *fp;
 	int i, k;
 
+	if (log != NULL && (fp = fopen(log, "a")) != NULL) {
+		fputs("init\n", fp);
+		fclose(fp);
+	}
 	if (fail != NULL && strcmp(fail, "init") == 0)
 		return NVML_ERROR_DRIVER_NOT_LOADED;
 	memset(devs, 0, sizeof(devs));
