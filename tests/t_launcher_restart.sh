@@ -1,0 +1,79 @@
+#!/bin/sh
+# Restarts: any worker failure stops all workers and starts them again with
+# TORCHELASTIC_RESTART_COUNT + 1, up to --max-restarts (or PET_MAX_RESTARTS);
+# then the job fails with the root cause's status.  Each attempt gets its
+# own log directory and a fresh, empty store on the same port.
+: "${CGRUN_BIN:?}"
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Local rank 1 fails on attempts below $FAILS; rank 0 waits to be stopped.
+cat > w.sh <<'W'
+#!/bin/sh
+echo "attempt $TORCHELASTIC_RESTART_COUNT rank $RANK port $MASTER_PORT" >> "$LOG"
+if [ "$TORCHELASTIC_RESTART_COUNT" -lt "$FAILS" ]; then
+	[ "$LOCAL_RANK" = 1 ] && exit 3
+	exec sleep 30
+fi
+W
+chmod +x w.sh
+
+# Two failures, two restarts allowed: success on attempt 2.
+LOG=$T/log1 FAILS=2 timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --max-restarts=2 \
+    --rdzv-id=r1 --log-dir="$T/logs" ./w.sh > out 2> err || fail "job failed: $(cat err)"
+[ "$(cut -d' ' -f1-4 log1 | sort)" = "$(printf 'attempt 0 rank 0\nattempt 0 rank 1\nattempt 1 rank 0\nattempt 1 rank 1\nattempt 2 rank 0\nattempt 2 rank 1')" ] ||
+	fail "attempts seen: $(cat log1)"
+[ "$(cut -d' ' -f6 log1 | sort -u | wc -l)" = 1 ] || fail "store port changed between attempts"
+for a in 0 1 2; do
+	[ -d "$T/logs/r1/attempt_$a/0" ] && [ -d "$T/logs/r1/attempt_$a/1" ] ||
+		fail "missing log dir attempt_$a"
+done
+echo "restart count 0 -> 2, job succeeded"
+
+# Exhaustion: always failing, one restart allowed (from PET_MAX_RESTARTS).
+LOG=$T/log2 FAILS=99 PET_MAX_RESTARTS=1 timeout 60 "$CGRUN_BIN" --nproc-per-node=2 ./w.sh > out 2> err
+rc=$?
+[ $rc -eq 3 ] || fail "exhausted job exited $rc, want 3"
+[ "$(grep -c 'rank 1' log2)" = 2 ] || fail "want exactly 2 attempts: $(cat log2)"
+grep -q 'failed on .* after 1 of 1 restarts' err || fail "report: $(cat err)"
+grep -q '^root cause: rank 1 .*exited with status 3.*attempt 1)' err || fail "root cause: $(cat err)"
+echo "restarts exhausted after 1, exit 3"
+
+# No restarts by default.
+LOG=$T/log3 FAILS=99 timeout 60 "$CGRUN_BIN" --nproc-per-node=2 ./w.sh > out 2> err
+[ $? -eq 3 ] && [ "$(grep -c 'rank 1' log3)" = 1 ] || fail "default max-restarts is not 0"
+
+# A fresh store per attempt (needs a TCPStore client: torch 1.13).
+PY=/usr/bin/python3
+if $PY -c 'import torch.distributed' 2>/dev/null; then
+	cat > store.py <<'P'
+import os, sys, datetime
+from torch.distributed import TCPStore
+s = TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
+             timeout=datetime.timedelta(seconds=20))
+attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+if attempt == 0:
+    s.set("k" + os.environ["RANK"], "old")
+    s.add("n", 1)
+    s.wait(["k0", "k1"])
+    sys.exit(4 if os.environ["RANK"] == "1" else 0)
+n = s.add("n", 0)
+assert n == 0, "stale counter n=%d from attempt 0" % n
+s.set_timeout(datetime.timedelta(milliseconds=200))
+try:
+    s.get("k0")
+    sys.exit("stale key k0 from attempt 0")
+except RuntimeError:
+    pass
+print("fresh", attempt)
+P
+	PYTHON_EXEC=$PY timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --max-restarts=1 store.py > out 2> err ||
+		fail "store job failed: $(tail -20 err)"
+	[ "$(grep -c 'fresh 1' out)" = 2 ] || fail "attempt 1 did not see a fresh store: $(cat out err)"
+	echo "fresh store per attempt"
+else
+	echo "note: no torch 1.13 at $PY, fresh-store check not run"
+fi
+echo ok
