@@ -511,7 +511,7 @@ store_wait_keys(struct cgrun_store *s, const char *const *keys, size_t n,
 	return 0;
 }
 
-/* Fill *seed-derived pseudo-random 32 bits (xorshift). */
+/* Next pseudo-random 32 bits from *seed (xorshift; for jitter only). */
 static uint32_t
 store_rand(uint32_t *seed)
 {
@@ -628,13 +628,10 @@ store_resolve(const char *host, int port, struct addrinfo **res, char *err)
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_ADDRCONFIG;
+	/* No AI_ADDRCONFIG: in a namespace with only loopback it would
+	 * hide 127.0.0.1 itself. */
 	snprintf(serv, sizeof(serv), "%d", port);
 	r = getaddrinfo(host, serv, &hints, res);
-	if (r == EAI_ADDRFAMILY || r == EAI_NODATA) {
-		hints.ai_flags = 0;
-		r = getaddrinfo(host, serv, &hints, res);
-	}
 	if (r != 0) {
 		if (err != NULL)
 			snprintf(err, CGRUN_ERRLEN, "store %s:%d: cannot "
