@@ -7,7 +7,8 @@ pkgs="gcc make libc6-dev pkg-config libevent-dev libhwloc-dev libjson-c-dev
 libssl-dev libsystemd-dev python3 python3-torch procps"
 if [ -z "$CGRUN_DEPS_MINIMAL" ]; then
 	pkgs="$pkgs check mandoc iproute2 hwloc clang libclang-rt-14-dev valgrind
-systemd debhelper dpkg-dev fakeroot psmisc util-linux ca-certificates"
+systemd debhelper dpkg-dev fakeroot psmisc util-linux ca-certificates
+debian-archive-keyring"
 fi
 missing=
 for p in $pkgs; do
