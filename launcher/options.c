@@ -724,20 +724,20 @@ options_free(struct cgrun_options *o)
 		}
 }
 
-/* The usage text: synopsis, and with full one line per option. */
+/* The usage text: full, or just a pointer to --help after an error. */
 void
 options_usage(FILE *fp, int full)
 {
 	char left[80];
 	size_t i;
 
-	fprintf(fp, "usage: cgrun [options] SCRIPT.py [ARGS...]\n"
-	    "       cgrun [options] -m MODULE [ARGS...]\n"
-	    "       cgrun [options] --no-python PROGRAM [ARGS...]\n");
 	if (!full) {
 		fprintf(fp, "Try 'cgrun --help' for the options.\n");
 		return;
 	}
+	fprintf(fp, "usage: cgrun [options] SCRIPT.py [ARGS...]\n"
+	    "       cgrun [options] -m MODULE [ARGS...]\n"
+	    "       cgrun [options] --no-python PROGRAM [ARGS...]\n");
 	fprintf(fp, "\nOptions (also with underscores, and from PET_* "
 	    "variables):\n");
 	for (i = 0; i < NOPTS; i++) {

@@ -1,0 +1,94 @@
+#!/bin/sh
+# The command line through the real binary: --help/--version, one-line
+# usage errors with status 2, dash/underscore spellings and PET_* fallbacks,
+# how the program is run (python -u SCRIPT.py, -m MODULE, --no-python, a
+# compiled or #! program run directly, --run-path), ${local_rank} in
+# arguments, --nproc-per-node=cpu, gpu without GPUs, multi-node without a
+# backend to reach.
+: "${CGRUN_BIN:?}"
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+run() { timeout 20 "$CGRUN_BIN" "$@" > out 2> err; }
+
+run --help && grep -q -- '--nproc-per-node' out && grep -q -- '--max-restarts' out ||
+	fail "--help"
+run --version && grep -Eq '^cgrun [0-9]+\.[0-9]+' out || fail "--version"
+
+# Usage errors: status 2, first line names the problem.
+usage() {	# usage "EXPECTED TEXT" ARGS...
+	want=$1; shift
+	run "$@"
+	rc=$?
+	[ $rc -eq 2 ] || fail "'$*' exited $rc, want 2"
+	head -n 1 err | grep -q "^cgrun: .*$want" || fail "'$*': $(head -n 1 err)"
+}
+usage "unknown option --bogus" --bogus x.py
+usage "unknown option -z" -z x.py
+usage "ambiguous option --r" --r=1 x.py
+usage "--nnodes" --nnodes=2:1 x.py
+usage "--nnodes" --nnodes=0 x.py
+usage "--nproc-per-node" --nproc-per-node=abc x.py
+usage "--nproc-per-node" --nproc-per-node=0 x.py
+usage "--max-restarts" --max-restarts=-1 x.py
+usage "--max-restarts: expected an integer" --max-restarts=x x.py
+usage "--monitor-interval" --monitor-interval=0 x.py
+usage "--shutdown-timeout" --shutdown-timeout=-1 x.py
+usage "--redirects" --redirects=4 x.py
+usage "--tee" -t 0:5 x.py
+usage "--start-method" --start-method=thread x.py
+usage "--module and --no-python" -m --no-python x
+usage "--rdzv-conf" --rdzv-conf=join_timeout= x.py
+usage "--signals-to-handle" --signals-to-handle=SIGBOGUS x.py
+usage "--local-ranks-filter" --local-ranks-filter=a x.py
+usage "needs a value" --nnodes
+usage "missing the training script"
+PET_NPROC_PER_NODE=zz usage "--nproc-per-node" x.py
+PET_STANDALONE=yes usage "PET_STANDALONE: expected an integer" x.py
+[ "$(wc -l < err)" -le 3 ] || fail "usage error is not short: $(cat err)"
+echo "usage errors"
+
+# Spellings, prefixes and PET_* fallbacks reach the workers.
+run --nproc_per_node 2 --max_restarts=3 --no_python sh -c 'echo $LOCAL_WORLD_SIZE $TORCHELASTIC_MAX_RESTARTS' &&
+	[ "$(grep -c ':2 3$' out)" = 2 ] || fail "underscore spellings: $(cat out err)"
+run --nproc 2 --no-py sh -c 'echo $WORLD_SIZE' && [ "$(grep -c ':2$' out)" = 2 ] ||
+	fail "unique prefixes: $(cat out err)"
+PET_NPROC_PER_NODE=3 PET_NO_PYTHON=1 PET_ROLE=r run sh -c 'echo $ROLE_NAME' &&
+	[ "$(grep -c ':r$' out)" = 3 ] || fail "PET_* fallbacks: $(cat out err)"
+PET_NPROC_PER_NODE=3 run --nproc-per-node=1 --no-python true &&
+	PET_NPROC_PER_NODE=3 run --nproc-per-node=1 --no-python sh -c 'echo $LOCAL_WORLD_SIZE' &&
+	grep -qx '\[rank0\]:1' out || fail "command line does not win over PET_*"
+run --nproc-per-node=cpu --no-python sh -c 'echo $LOCAL_WORLD_SIZE' &&
+	grep -qx "\[rank0\]:$(nproc)" out || fail "--nproc-per-node=cpu: $(head -1 out)"
+echo "spellings, prefixes, PET_*"
+
+# The worker command.  A fake interpreter records its arguments.
+cat > fakepy <<'P'
+#!/bin/sh
+echo "py $*"
+P
+chmod +x fakepy
+PYTHON_EXEC=$T/fakepy run --nproc-per-node=2 train.py --lr 1 --rank='${local_rank}' &&
+	grep -qx '\[rank1\]:py -u train.py --lr 1 --rank=1' out || fail "python command: $(cat out err)"
+PYTHON_EXEC=$T/fakepy run -m pkg.mod a && grep -qx '\[rank0\]:py -u -m pkg.mod a' out ||
+	fail "-m command: $(cat out err)"
+PYTHON_EXEC=$T/fakepy run --run-path --no-python script.py && grep -qx '\[rank0\]:py -u script.py' out ||
+	fail "--run-path overrides --no-python: $(cat out err)"
+PYTHON_EXEC=$T/fakepy run notaprogram && grep -qx '\[rank0\]:py -u notaprogram' out ||
+	fail "a non-program goes to python: $(cat out err)"
+# A #! script and an ELF binary (on PATH) run directly.
+printf '#!/bin/sh\necho direct "$@" $LOCAL_RANK\n' > trainer
+chmod +x trainer
+PYTHON_EXEC=$T/fakepy run --nproc-per-node=2 trainer x && grep -qx '\[rank1\]:direct x 1' out ||
+	fail "#! program not run directly: $(cat out err)"
+mkdir bin && cp /usr/bin/env bin/elftrainer
+PATH=$T/bin:$PATH PYTHON_EXEC=$T/fakepy run elftrainer && grep -q "^\[rank0\]:RANK=0$" out || fail "ELF program on PATH: $(cat out err)"
+echo "worker commands"
+
+# gpu without GPUs: a clear error, not a silent fallback.
+CGRUN_NVML_LIBRARY=none HWLOC_XMLFILE= CUDA_VISIBLE_DEVICES= run --nproc-per-node=gpu --no-python true
+rc=$?
+[ $rc -eq 2 ] && grep -qi 'gpu' err || fail "--nproc-per-node=gpu without GPU: rc=$rc $(cat err)"
+echo "gpu without GPUs: $(head -n 1 err)"
+echo ok
