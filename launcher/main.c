@@ -55,6 +55,7 @@ make_plan(const struct cgrun_options *o, int *nproc)
 	po.cpu_bind = o->cpu_bind;
 	po.numa_binding = o->numa_binding;
 	po.gpu_visibility = o->gpu_visibility;
+	po.mem_bind = o->mem_bind;
 	if (plan_opts_check(&po, err, sizeof(err)) == -1)
 		usage_error(err);
 	if ((p = plan_new(*nproc, &po, err, sizeof(err))) == NULL) {

@@ -111,6 +111,8 @@ static const struct opt_def opt_table[] = {
 	  "CPU binding of each rank" },
 	{ "gpu-visibility", 0, K_STR, 0, F(gpu_visibility), "all|own",
 	  "own: CUDA_VISIBLE_DEVICES is the rank's GPU" },
+	{ "mem-bind", 0, K_STR, 0, F(mem_bind), "preferred|bind|none",
+	  "memory of bound ranks: their NUMA node(s) (default preferred)" },
 	{ "dry-run", 0, K_FLAG, 0, F(dry_run), NULL,
 	  "print the placement plan and exit" },
 	{ "json", 0, K_FLAG, 0, F(json), NULL,

@@ -75,6 +75,7 @@ struct cgrun_options {
 	int	 json;
 	char	*cpu_bind;
 	char	*gpu_visibility;
+	char	*mem_bind;			/* placement.h: preferred|bind|none */
 	/* the worker command */
 	char	*script;
 	char   **script_args;			/* NULL-terminated, not owned */
