@@ -281,12 +281,16 @@ rdzvd_http(struct rdzvd *d, int http_fd)
 	fflush(stdout);
 }
 
-/* Whether systemd runs us (then: foreground, no forking). */
+/* Whether systemd runs us as a notify or socket-activated service (then:
+ * foreground).  INVOCATION_ID is not a sign: every process a unit starts,
+ * a CI runner's tests included, inherits it. */
 static int
 rdzvd_under_systemd(void)
 {
+	const char *pid = getenv("LISTEN_PID");
+
 	return getenv("NOTIFY_SOCKET") != NULL ||
-	    getenv("LISTEN_FDS") != NULL || getenv("INVOCATION_ID") != NULL;
+	    (pid != NULL && strtol(pid, NULL, 10) == (long)getpid());
 }
 
 /* Detach from the terminal: fork, new session, stdin/stdout to null. */
