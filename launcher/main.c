@@ -54,7 +54,8 @@ make_plan(const struct cgrun_options *o, int *nproc)
 	memset(&po, 0, sizeof(po));
 	po.cpu_bind = o->cpu_bind;
 	po.numa_binding = o->numa_binding;
-	po.gpu_visibility = o->gpu_visibility;
+	/* --virtual-local-rank: each worker sees only its GPU (cuda:0) */
+	po.gpu_visibility = o->virtual_local_rank ? "own" : o->gpu_visibility;
 	po.mem_bind = o->mem_bind;
 	if (plan_opts_check(&po, err, sizeof(err)) == -1)
 		usage_error(err);

@@ -72,6 +72,16 @@ W
 	    fail "-v log lacks the plan summary"
 	grep -q 'placement local_rank=7 gpu=7 bus_id=0000:f5:00.0 numa=1 ' \
 	    "$out/err" || fail "-v log lacks rank 7's plan"
+	# --virtual-local-rank: LOCAL_RANK=0, one GPU each, set_device(0)
+	CGRUN_NVML_LIBRARY=$fake \
+	HWLOC_XMLFILE="$CGRUN_TOP/tests/topologies/g4dn-2socket-8gpu.xml" \
+	    timeout 60 "$CGRUN_BIN" --nproc-per-node=3 --virtual-local-rank \
+	    --no-python sh "$out/g.sh" >"$out/run" 2>"$out/err" ||
+	    fail "virtual-local-rank run: $(cat "$out/err")"
+	[ "$(grep -c 'lr=0 cvd=[^,]* dev=0 bus=' "$out/run")" -eq 3 ] ||
+	    fail "virtual-local-rank: $(cat "$out/run")"
+	[ "$(sed -n 's/.* bus=\([^ ]*\) .*/\1/p' "$out/run" | sort -u | wc -l)" \
+	    -eq 3 ] || fail "virtual-local-rank: GPUs not distinct"
 else
 	fail "fake NVML not built: $fake"
 fi
