@@ -279,6 +279,55 @@ START_TEST(cvd_unresolvable_and_hostile)
 }
 END_TEST
 
+/*
+ * Random CUDA_VISIBLE_DEVICES values built from the alphabet that matters
+ * (digits, commas, signs, blanks, UUID prefixes, junk bytes): the result
+ * always stays within bounds, names distinct GPUs, and agrees with a
+ * simple model for index-only lists.
+ */
+START_TEST(cvd_random)
+{
+	static const char *const parts[] = { "0", "1", "2", "3", "4", "9",
+	    "-1", ",", ",", ",", " ", "GPU-a", "GPU-bb", "GPU-cccc0000-4444",
+	    "MIG-", "x", "\x80", "", "00", "+2", "1 ", "\t3" };
+	char cvd[128];
+	unsigned seed = 12345;
+	int n = four(), iter, i, j, k, np;
+	size_t len;
+
+	for (iter = 0; iter < 20000; iter++) {
+		len = 0;
+		cvd[0] = '\0';
+		np = (int)(rand_r(&seed) % 8);
+		for (i = 0; i < np; i++) {
+			const char *pp = parts[rand_r(&seed) %
+			    (sizeof(parts) / sizeof(parts[0]))];
+			if (len + strlen(pp) + 1 >= sizeof(cvd))
+				break;
+			memcpy(cvd + len, pp, strlen(pp) + 1);
+			len += strlen(pp);
+		}
+		k = gpu_visible_parse(cvd, gi, n, vis, GPU_MAX, warn,
+		    sizeof(warn), err, sizeof(err));
+		ck_assert_msg(k >= 0 && k <= n, "\"%s\" -> %d", cvd, k);
+		for (i = 0; i < k; i++) {
+			ck_assert_int_ge(vis[i].phys, 0);
+			ck_assert_int_lt(vis[i].phys, n);
+			for (j = 0; j < i; j++)
+				ck_assert_int_ne(vis[i].phys, vis[j].phys);
+		}
+		/* a list that was not cut used every entry */
+		if (warn[0] == '\0' && cvd[0] != '\0' &&
+		    cvd[strlen(cvd) - 1] != ',') {
+			for (i = 0, j = 1; cvd[i] != '\0'; i++)
+				j += cvd[i] == ',';
+			ck_assert_msg(j == k, "\"%s\": %d entries, %d visible",
+			    cvd, j, k);
+		}
+	}
+}
+END_TEST
+
 /* hwloc scan of a fixture: the bus ids as "a b c". */
 static const char *
 scan_fixture(const char *name)
@@ -459,6 +508,7 @@ gpu_suite(void)
 	tcase_add_test(tc, cvd_uuids);
 	tcase_add_test(tc, cvd_mig);
 	tcase_add_test(tc, cvd_unresolvable_and_hostile);
+	tcase_add_test(tc, cvd_random);
 	tcase_add_test(tc, hwloc_fixtures);
 	tcase_add_test(tc, nvml_fake_default);
 	tcase_add_test(tc, nvml_fake_machine);

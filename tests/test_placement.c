@@ -649,6 +649,7 @@ START_TEST(real_machine_binding)
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), n = ncpu < 2 ? 2 : ncpu;
 	struct plan *p;
 	char got[1024], e[256];
+	hwloc_bitmap_t b;
 	cpu_set_t before;
 	int r;
 
@@ -669,7 +670,9 @@ START_TEST(real_machine_binding)
 	ck_assert_int_eq(sched_getaffinity(0, sizeof(before), &before), 0);
 	p = mkplan(NULL, 2, "none", NULL, NULL);
 	child_affinity(p, 1, got, sizeof(got));
-	ck_assert_int_eq(hwloc_bitmap_weight(bits(got)), CPU_COUNT(&before));
+	b = bits(got);
+	ck_assert_int_eq(hwloc_bitmap_weight(b), CPU_COUNT(&before));
+	hwloc_bitmap_free(b);
 	plan_free(p);
 }
 END_TEST
