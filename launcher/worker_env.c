@@ -88,24 +88,15 @@ envv_inherit(struct envv *e)
 	return 0;
 }
 
-/* With --virtual-local-rank: the one GPU, through CUDA_VISIBLE_DEVICES. */
+/* With --virtual-local-rank: the rank sees only its GPU (if it has one). */
 static int
 envv_virtual_gpu(struct envv *e, const struct plan *plan, int lr)
 {
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-	char buf[256], *tok, *save = NULL;
-	int gpu, i = 0;
+	const char *tok;
 
-	if (plan == NULL || (gpu = plan_gpu(plan, lr)) < 0)
+	if (plan == NULL || (tok = plan_gpu_token(plan, lr)) == NULL)
 		return 0;
-	if (cvd == NULL || strlen(cvd) >= sizeof(buf))
-		return envv_seti(e, "CUDA_VISIBLE_DEVICES", gpu);
-	strcpy(buf, cvd);
-	for (tok = strtok_r(buf, ",", &save); tok != NULL;
-	    tok = strtok_r(NULL, ",", &save), i++)
-		if (i == gpu)
-			return envv_set(e, "CUDA_VISIBLE_DEVICES", tok);
-	return envv_seti(e, "CUDA_VISIBLE_DEVICES", gpu);
+	return envv_set(e, "CUDA_VISIBLE_DEVICES", tok);
 }
 
 /* The torchrun variables for local rank lr of round r. */
