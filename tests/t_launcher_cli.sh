@@ -86,6 +86,28 @@ mkdir bin && cp /usr/bin/env bin/elftrainer
 PATH=$T/bin:$PATH PYTHON_EXEC=$T/fakepy run elftrainer && grep -q "^\[rank0\]:RANK=0$" out || fail "ELF program on PATH: $(cat out err)"
 echo "worker commands"
 
+# The worker process: its own process group, no blocked or ignored signal
+# (even when cgrun was started with some ignored, as background jobs of a
+# shell are), no stray file descriptors (cgrun's own fd 5 included).
+cat > proc.sh <<'W'
+#!/bin/sh
+pgid=$(cut -d' ' -f5 /proc/$$/stat)
+echo "pgid_is_pid=$([ "$pgid" = $$ ] && echo yes || echo no)"
+grep -E '^Sig(Blk|Ign):' /proc/$$/status | tr -d '\t'
+W
+chmod +x proc.sh
+(trap '' INT QUIT HUP; exec 5</dev/null; timeout 20 "$CGRUN_BIN" --nproc-per-node=2 ./proc.sh > out 2> err) ||
+	fail "proc job failed: $(cat err)"
+for want in 'pgid_is_pid=yes' 'SigBlk:0000000000000000' 'SigIgn:0000000000000000'; do
+	[ "$(grep -c "^\[rank[01]\]:$want\$" out)" = 2 ] || fail "worker process: want $want: $(cat out)"
+done
+# ls's own descriptor for /proc/self/fd aside, only 0, 1 and 2 are open.
+(exec 5</dev/null; timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --no-python /bin/ls -l /proc/self/fd > out 2> err) ||
+	fail "fd job failed: $(cat err)"
+fds=$(sed -n 's/^\[rank[01]\]:.* \([0-9][0-9]*\) -> \(.*\)$/\1 \2/p' out | grep -v ' /proc/[0-9]*/fd$' | cut -d' ' -f1 | sort -n | tr '\n' ' ')
+[ "$fds" = "0 0 1 1 2 2 " ] || fail "stray descriptors in workers: $(cat out)"
+echo "worker process: own group, clean signals, fds 0-2 only"
+
 # gpu without GPUs: a clear error, not a silent fallback.
 CGRUN_NVML_LIBRARY=none HWLOC_XMLFILE= CUDA_VISIBLE_DEVICES= run --nproc-per-node=gpu --no-python true
 rc=$?
