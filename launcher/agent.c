@@ -312,6 +312,18 @@ agent_record_failure(struct agent *a, struct worker *w, int exec_errno)
 	snprintf(f->log_file, sizeof(f->log_file), "%s", w->stderr_log);
 }
 
+/* Whether every worker of the attempt has been reaped. */
+static int
+agent_all_reaped(const struct agent *a)
+{
+	int i;
+
+	for (i = 0; i < a->nw; i++)
+		if (!a->w[i].reaped && a->w[i].pid > 0)
+			return 0;
+	return 1;
+}
+
 /* A worker was reaped: record, react, wait for its pipes. */
 static void
 worker_reaped(struct agent *a, struct worker *w, int status)
@@ -335,6 +347,8 @@ worker_reaped(struct agent *a, struct worker *w, int status)
 		}
 	}
 	worker_check_gone(w);
+	if (!w->gone && agent_all_reaped(a))
+		agent_signal_all(a, SIGTERM);	/* leftovers hold the pipes */
 	if (!w->gone) {
 		struct timeval tv = { AGENT_DRAIN_SECS, 0 };
 
@@ -1025,6 +1039,9 @@ agent_run(struct agent *a)
 			a->exit_status = CGRUN_EXIT_INTERNAL;
 			break;
 		}
+	/* Whatever is left in the workers' process groups (a background
+	 * child of a worker that exited 0) does not outlive the job. */
+	agent_signal_all(a, SIGKILL);
 	agent_finish(a);
 	if (a->log_base_tmp)
 		nftw(a->log_base, rmdir_empty, 16, FTW_DEPTH | FTW_PHYS);

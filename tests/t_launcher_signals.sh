@@ -54,6 +54,8 @@ ignore) trap '' TERM INT ;;
 usr1) trap 'echo USR1 > got.$LOCAL_RANK; exit 0' USR1 ;;
 grandchild) sleep 300 & echo $! >> pids
       [ "$LOCAL_RANK" = 1 ] && { echo ready > ready.$LOCAL_RANK; while [ "$(cat ready.* | wc -l)" -lt 2 ]; do sleep 0.02; done; exit 5; } ;;
+leftover) sleep 300 & echo $! >> pids
+      echo ready > ready.$LOCAL_RANK; exit 0 ;;
 esac
 echo ready > ready.$LOCAL_RANK
 while :; do sleep 0.05; done
@@ -101,6 +103,16 @@ MODE=grandchild start 2
 finish 5
 wait_for 2 pids_dead || fail "grandchildren survived: $(cat pids | xargs ps -o pid=,args= -p)"
 echo "grandchildren killed"
+
+# 4b. A background child left by a worker that exited 0 does not keep the
+# job (it holds the output pipe) nor outlive it.
+t0=$(now_ms)
+MODE=leftover start 2
+finish 0
+dt=$(( $(now_ms) - t0 ))
+[ $dt -lt 1500 ] || fail "job with leftover children took $dt ms"
+wait_for 1 pids_dead || fail "leftover children survived the job"
+echo "leftover children stopped at the end ($dt ms)"
 
 # 5. USR1 is forwarded and does not stop the job by itself.
 MODE=usr1 start 2
