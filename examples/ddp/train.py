@@ -263,4 +263,13 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except RuntimeError as err:
+        # A collective fails on every rank when one rank dies; one line per
+        # rank says so without burying the first failure under tracebacks.
+        first = (str(err).strip().splitlines() or [""])[0]
+        print("rank %s: %s: %s (the launcher stops and restarts the group)"
+              % (os.environ.get("RANK", "?"), type(err).__name__, first),
+              file=sys.stderr, flush=True)
+        sys.exit(1)
