@@ -784,7 +784,7 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 	agent_event(a, E_SIGSTOP);
 }
 
-/* Backend callbacks: each becomes an event of the table. */
+/* Backend callback: a round is ready (E_ROUND). */
 static void
 bk_round(void *arg, const struct round_info *ri)
 {
@@ -794,6 +794,7 @@ bk_round(void *arg, const struct round_info *ri)
 	agent_event(a, E_ROUND);
 }
 
+/* Backend callback: stop the workers for a new round (E_BK_RESTART). */
 static void
 bk_restart(void *arg, const char *why)
 {
@@ -801,6 +802,7 @@ bk_restart(void *arg, const char *why)
 	agent_event(arg, E_BK_RESTART);
 }
 
+/* Backend callback: the job cannot go on (E_BK_FAIL). */
 static void
 bk_fail(void *arg, int status, const char *why)
 {
@@ -812,6 +814,7 @@ bk_fail(void *arg, int status, const char *why)
 	agent_event(a, E_BK_FAIL);
 }
 
+/* Backend callback: every node is done (E_BK_FINISHED). */
 static void
 bk_finished(void *arg)
 {

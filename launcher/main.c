@@ -15,6 +15,7 @@
 #include "log.h"
 #include "options.h"
 #include "placement.h"
+#include "site.h"
 #include "worker_env.h"
 
 /* Print a usage error and exit with the usage status. */
@@ -66,6 +67,7 @@ make_plan(const struct cgrun_options *o, int *nproc)
 	return p;
 }
 
+/* Parse, plan, run the job, exit with its status. */
 int
 main(int argc, char **argv)
 {
@@ -90,6 +92,8 @@ main(int argc, char **argv)
 		break;
 	}
 	log_setlevel(log_level(&o));
+	if (site_apply(&o, err, sizeof(err)) == -1)	/* site defaults */
+		usage_error(err);
 	plan = make_plan(&o, &nproc);
 	if (o.dry_run) {
 		plan_print(plan, stdout, o.json);
