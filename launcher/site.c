@@ -1,0 +1,274 @@
+/*
+ * site.c: site defaults for multi-node jobs, so that
+ *	cgrun --nproc-per-node=gpu --nnodes=2 train.py
+ * works as typed on a cluster whose administrator runs cgrun-rdzvd:
+ *
+ *   --rdzv-endpoint  CGRUN_RDZV_ENDPOINT, else rdzv_endpoint in the site
+ *                    file (CGRUN_CONFIG, default /etc/cgrun/cgrun.conf),
+ *                    else under Slurm the first host of the allocation
+ *                    (port 29400); such an endpoint also makes the
+ *                    backend c10d unless --rdzv-backend (or rdzv_backend
+ *                    in the site file) says otherwise
+ *   --rdzv-id        the batch system's job id: SLURM_JOB_ID, PBS_JOBID,
+ *                    LSB_JOBID, FLUX_JOB_ID
+ *   --nnodes         under Slurm, SLURM_JOB_NUM_NODES (or SLURM_NNODES)
+ *   --rdzv-conf      rdzv_conf in the site file
+ *
+ * Command-line options (and torchrun's PET_* variables) always win; -v logs
+ * where each value came from.  The site file has "key = value" lines,
+ * '#' comments and optional double quotes around the value.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "options.h"
+#include "site.h"
+
+#define SITE_CONFIG		"/etc/cgrun/cgrun.conf"
+#define SITE_LINE_MAX		4096
+#define SITE_DEFAULT_PORT	"29400"
+
+/* What the site file says (NULL: not set). */
+struct site_file {
+	char	*endpoint, *backend, *conf;
+	char	 where[SITE_LINE_MAX];	/* "file:line" of the endpoint */
+};
+
+/* Trim spaces at both ends, and one pair of double quotes. */
+static char *
+site_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	if (e - s >= 2 && s[0] == '"' && e[-1] == '"') {
+		e[-1] = '\0';
+		s++;
+	}
+	return s;
+}
+
+/* Apply one "key = value" line of the site file; -1 with err. */
+static int
+site_line(struct site_file *sf, char *line, const char *path, int n,
+    char *err, size_t errlen)
+{
+	char *eq, *k, *v, **dst = NULL;
+
+	if ((eq = strchr(line, '#')) != NULL && strchr(line, '"') == NULL)
+		*eq = '\0';
+	k = site_trim(line);
+	if (*k == '\0' || *k == '#')
+		return 0;
+	if ((eq = strchr(k, '=')) == NULL) {
+		snprintf(err, errlen, "%s:%d: expected key = value", path, n);
+		return -1;
+	}
+	*eq = '\0';
+	k = site_trim(k);
+	v = site_trim(eq + 1);
+	if (strcmp(k, "rdzv_endpoint") == 0 || strcmp(k, "rdzv-endpoint") == 0) {
+		dst = &sf->endpoint;
+		snprintf(sf->where, sizeof(sf->where), "%s:%d", path, n);
+	} else if (strcmp(k, "rdzv_backend") == 0 ||
+	    strcmp(k, "rdzv-backend") == 0)
+		dst = &sf->backend;
+	else if (strcmp(k, "rdzv_conf") == 0 || strcmp(k, "rdzv-conf") == 0)
+		dst = &sf->conf;
+	else {
+		log_warnx("%s:%d: unknown key %s ignored", path, n, k);
+		return 0;
+	}
+	free(*dst);
+	if ((*dst = strdup(v)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* Read the site file; a missing default file is no error. */
+static int
+site_read(struct site_file *sf, char *err, size_t errlen)
+{
+	const char *path = getenv("CGRUN_CONFIG");
+	char line[SITE_LINE_MAX];
+	FILE *f;
+	int n = 0, rc = 0;
+
+	if (path == NULL || *path == '\0')
+		path = SITE_CONFIG;
+	if ((f = fopen(path, "re")) == NULL) {
+		if (errno == ENOENT && getenv("CGRUN_CONFIG") == NULL)
+			return 0;
+		snprintf(err, errlen, "site configuration %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+		n++;
+		line[strcspn(line, "\n")] = '\0';
+		rc = site_line(sf, line, path, n, err, errlen);
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Replace a string option. */
+static int
+site_set(char **dst, const char *v, const char *name, const char *from)
+{
+	char *s;
+
+	if ((s = strdup(v)) == NULL)
+		return -1;
+	free(*dst);
+	*dst = s;
+	log_info("site: %s=%s from %s", name, v, from);
+	return 0;
+}
+
+/* First host of a Slurm node list ("gpu[03-07,9],cpu1" -> "gpu03"). */
+int
+site_slurm_first_host(const char *list, char *host, size_t len)
+{
+	size_t n = strcspn(list, "[,"), d;
+
+	if (n == 0 || n >= len)
+		return -1;
+	memcpy(host, list, n);
+	host[n] = '\0';
+	if (list[n] == '[') {
+		d = strspn(list + n + 1, "0123456789");
+		if (d == 0 || n + d >= len)
+			return -1;
+		memcpy(host + n, list + n + 1, d);
+		host[n + d] = '\0';
+	}
+	return 0;
+}
+
+/* --nnodes from Slurm, when not given. */
+static int
+site_nnodes(struct cgrun_options *o)
+{
+	const char *v = getenv("SLURM_JOB_NUM_NODES"), *from =
+	    "SLURM_JOB_NUM_NODES";
+	char *end;
+	long n;
+
+	if (o->nnodes != NULL)
+		return 0;
+	if (v == NULL) {
+		v = getenv("SLURM_NNODES");
+		from = "SLURM_NNODES";
+	}
+	if (v == NULL)
+		return 0;
+	n = strtol(v, &end, 10);
+	if (*v == '\0' || *end != '\0' || n < 1 || n > (1 << 20))
+		return 0;
+	if (site_set(&o->nnodes, v, "nnodes", from) == -1)
+		return -1;
+	o->nnodes_min = o->nnodes_max = (int)n;
+	return 0;
+}
+
+/* --rdzv-endpoint from the environment, the site file or Slurm. */
+static int
+site_endpoint(struct cgrun_options *o, const struct site_file *sf, int *set)
+{
+	const char *v = getenv("CGRUN_RDZV_ENDPOINT"), *list;
+	char host[512];
+
+	*set = 0;
+	if (o->rdzv_endpoint != NULL || o->standalone)
+		return 0;
+	if (v != NULL && *v != '\0') {
+		*set = 1;
+		return site_set(&o->rdzv_endpoint, v, "rdzv_endpoint",
+		    "CGRUN_RDZV_ENDPOINT");
+	}
+	if (sf->endpoint != NULL) {
+		*set = 1;
+		return site_set(&o->rdzv_endpoint, sf->endpoint,
+		    "rdzv_endpoint", sf->where);
+	}
+	list = getenv("SLURM_JOB_NODELIST");
+	if (list == NULL)
+		list = getenv("SLURM_NODELIST");
+	if (getenv("SLURM_JOB_ID") != NULL && list != NULL &&
+	    site_slurm_first_host(list, host, sizeof(host) - 8) == 0) {
+		strcat(host, ":" SITE_DEFAULT_PORT);
+		*set = 1;
+		return site_set(&o->rdzv_endpoint, host, "rdzv_endpoint",
+		    "the first host of SLURM_JOB_NODELIST");
+	}
+	return 0;
+}
+
+/* --rdzv-id from the batch system's job id; -1 with err if none. */
+static int
+site_run_id(struct cgrun_options *o, char *err, size_t errlen)
+{
+	static const char *vars[] = { "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID",
+	    "FLUX_JOB_ID" };
+	const char *v;
+	size_t i;
+
+	if (o->rdzv_id != NULL)
+		return 0;
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if ((v = getenv(vars[i])) != NULL && *v != '\0')
+			return site_set(&o->rdzv_id, v, "rdzv_id", vars[i]);
+	snprintf(err, errlen, "a multi-node job needs --rdzv-id: none given "
+	    "and no batch system job id (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, "
+	    "FLUX_JOB_ID) is set");
+	return -1;
+}
+
+/* Fill what the command line left out from the site's defaults. */
+int
+site_apply(struct cgrun_options *o, char *err, size_t errlen)
+{
+	struct site_file sf;
+	int rc = -1, from_site;
+
+	memset(&sf, 0, sizeof(sf));
+	if (site_read(&sf, err, errlen) == -1)
+		goto out;
+	if (site_nnodes(o) == -1 || site_endpoint(o, &sf, &from_site) == -1)
+		goto oom;
+	if (!options_multinode(o)) {
+		rc = 0;
+		goto out;
+	}
+	if (o->rdzv_backend == NULL && (from_site || sf.backend != NULL) &&
+	    site_set(&o->rdzv_backend, sf.backend ? sf.backend : "c10d",
+	    "rdzv_backend", sf.backend ? "the site file" :
+	    "the site's endpoint") == -1)
+		goto oom;
+	if (o->rdzv_conf == NULL && sf.conf != NULL &&
+	    site_set(&o->rdzv_conf, sf.conf, "rdzv_conf", "the site file") == -1)
+		goto oom;
+	if (o->rdzv_backend != NULL && strcmp(o->rdzv_backend, "c10d") == 0 &&
+	    site_run_id(o, err, errlen) == -1)
+		goto out;
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "out of memory");
+out:
+	free(sf.endpoint);
+	free(sf.backend);
+	free(sf.conf);
+	return rc;
+}
