@@ -19,7 +19,7 @@ SIZES=${BENCH_SIZES:-256 1024 4096 8192 10000}
 SERVERS=${BENCH_SERVERS:-cgrun torch113 torch26}
 OUT=$TOP/bench/results
 RAW=$OUT/store.raw
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-bench.XXXXXX")
+T=$(mktemp -d "${TMPDIR:-/tmp}/store-bench.XXXXXX")
 SPID=
 
 for f in "$LOADGEN" "$RDZVD"; do
@@ -52,6 +52,7 @@ wait_port() {
 
 # start_server NAME: a fresh server; sets SPID, PORT, DIALECT.
 start_server() {
+	mkdir -p "$T"
 	rm -f "$T/port" "$T/out"
 	case $1 in
 	cgrun)
@@ -77,6 +78,7 @@ start_server() {
 lg() {
 	name=$1
 	shift
+	mkdir -p "$T"	# survive a stray clean-up of /tmp during long runs
 	line=$(timeout 300 "$LOADGEN" -p "$PORT" -d "$DIALECT" -P "$SPID" "$@" 2>"$T/lg.err" | tail -n 1)
 	[ -n "$line" ] || line="mode=$1 failed=1 args=$(echo "$*" | tr ' ' ,) error=\"$(tail -n 1 "$T/lg.err")\""
 	echo "server=$name $line" | tee -a "$RAW"
