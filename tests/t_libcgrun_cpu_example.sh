@@ -1,0 +1,58 @@
+#!/bin/sh
+# examples/c/cpu_counter.c under `cgrun --standalone --nproc-per-node=4
+# --max-restarts=1` with a crash injected in rank 2 at step 7 of the first
+# attempt: the job restarts, every rank resumes from the newest checkpoint
+# all ranks have, and ends with the right total (as without the crash).
+# A second run without a crash must give the same total.
+top=${CGRUN_TOP:?}
+b=${CGRUN_BUILD:?}
+cgrun=${CGRUN_BIN:-$b/cgrun}
+T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-cpuex.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+[ -x "$cgrun" ] || { echo "FAIL: $cgrun not built"; exit 1; }
+cc -O2 -Wall -Wextra -Werror -I"$top/include" -o "$T/cpu_counter" \
+    "$top/examples/c/cpu_counter.c" -L"$b" -lcgrun -Wl,-rpath,"$b" ||
+	{ echo "FAIL: cpu_counter does not build"; exit 1; }
+
+steps=20 world=4
+want=$(( steps * (steps + 1) / 2 * world * (world + 1) / 2 ))
+
+# run NAME EXTRA-ARGS...: the example under cgrun; output in $T/NAME.out.
+run() {
+	name=$1
+	shift
+	timeout 90 "$cgrun" --standalone --nproc-per-node=$world --max-restarts=1 \
+	    --no-python "$T/cpu_counter" --dir "$T/$name.ckpt" --steps $steps "$@" \
+	    >"$T/$name.out" 2>"$T/$name.err"
+	rc=$?
+	[ "$rc" -eq 0 ] || { echo "FAIL: $name: cgrun exit $rc"; cat "$T/$name.out" "$T/$name.err"; exit 1; }
+	for r in 0 1 2 3; do
+		grep -q "rank $r: total=$want steps=$steps " "$T/$name.out" ||
+			{ echo "FAIL: $name: rank $r did not end with total=$want"; cat "$T/$name.out" "$T/$name.err"; exit 1; }
+	done
+}
+
+run crash --crash-rank 2 --crash-step 7
+grep -q "injected crash at step 7" "$T/crash.err" ||
+	{ echo "FAIL: the crash was not injected"; cat "$T/crash.err"; exit 1; }
+n=$(grep -c "resumed_from=6 restarts=1" "$T/crash.out")
+[ "$n" -eq $world ] ||
+	{ echo "FAIL: $n of $world ranks resumed from step 6 after one restart"; cat "$T/crash.out"; exit 1; }
+# Each rank kept its newest 2 checkpoints, all complete.
+for r in 0 1 2 3; do
+	c=$(ls "$T/crash.ckpt" | grep -c "^rank$r-.*\.ckpt\$")
+	[ "$c" -eq 2 ] || { echo "FAIL: rank $r has $c checkpoint files, want 2"; ls -la "$T/crash.ckpt"; exit 1; }
+done
+[ -z "$(ls -A "$T/crash.ckpt" | grep '\.tmp\.')" ] || { echo "FAIL: temporary files left"; ls -la "$T/crash.ckpt"; exit 1; }
+echo "ok: crash in rank 2 at step 7, all 4 ranks resumed from step 6, total=$want"
+
+run clean
+n=$(grep -c "resumed_from=0 restarts=0" "$T/clean.out")
+[ "$n" -eq $world ] || { echo "FAIL: clean run: $n of $world ranks ran from scratch without restart"; exit 1; }
+echo "ok: same total without a crash"
+
+# A restart finds the finished job's checkpoints and has nothing left to do.
+run clean
+n=$(grep -c "resumed_from=$steps restarts=0" "$T/clean.out")
+[ "$n" -eq $world ] || { echo "FAIL: rerun: $n of $world ranks resumed from step $steps"; cat "$T/clean.out"; exit 1; }
+echo "ok: a rerun resumes from the last step with the same total"
