@@ -956,7 +956,7 @@ store_add_listener(struct store *st, int fd, char *err, size_t errlen)
 	l->st = st;
 	l->lev = evconnlistener_new(st->base, store_acceptcb, l,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
-	    -1, fd);
+	    0, fd);	/* 0: already listening (-1 would re-listen with 128) */
 	if (l->lev == NULL) {
 		snprintf(err, errlen, "evconnlistener_new failed");
 		free(l);
