@@ -867,7 +867,9 @@ agent_open_backend(struct agent *a, char *err, size_t errlen)
 	struct backend_cb cb;
 	size_t i;
 
-	if (options_multinode(o))
+	if (options_multinode(o) && o->standalone)
+		name = "c10d";		/* torchrun: --standalone forces c10d */
+	else if (options_multinode(o))
 		name = o->rdzv_backend ? o->rdzv_backend : "static";
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.opts = o;

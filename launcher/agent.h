@@ -5,6 +5,7 @@
  * Backend factory.  agent.c picks the backend from the options:
  *   --standalone, or one node (--nnodes N with N = 1) with no
  *   --rdzv-endpoint                                  -> "standalone"
+ *   --standalone with --nnodes MAX > 1               -> "c10d"
  *   otherwise --rdzv-backend (default "static")      -> that backend
  * and calls its constructor from agent_backends[] (agent.c) with the
  * agent's config: the options, the resolved local world size, and the
