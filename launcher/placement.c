@@ -635,6 +635,36 @@ plan_note_counts(const struct plan *p)
 		    p->nproc, p->ngpu, p->nproc, p->ngpu - 1);
 }
 
+/*
+ * GPU discovery failed (e.g. CUDA_VISIBLE_DEVICES names UUIDs and NVML is
+ * missing): with an explicit binding that needs no GPU, go on without
+ * GPUs; otherwise it stays an error, with a hint.  0 or -1 with err.
+ */
+static int
+plan_without_gpus(struct plan *p, int mode, struct gpu_list **l, char *err,
+    size_t errlen)
+{
+	size_t len;
+
+	if (mode == -1 || bind_modes[mode].needs_gpu) {
+		len = strlen(err);
+		if (p->topo == NULL && len + 1 < errlen)
+			snprintf(err + len, errlen - len, "; --cpu-bind=none, "
+			    "cores or numa places ranks without GPUs");
+		return -1;
+	}
+	if (p->topo == NULL && (p->topo = placement_topology(err,
+	    errlen)) == NULL)
+		return -1;
+	log_warnx("placement: %s; ranks get no GPU", err);
+	if ((*l = calloc(1, sizeof(**l))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	(*l)->source = "none";
+	return 0;
+}
+
 /* Build the plan. */
 struct plan *
 plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
@@ -657,7 +687,8 @@ plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
 	p->nproc = nproc;
 	p->mem = mem;
 	p->own = own;
-	if (placement_discover(&p->topo, &l, err, errlen) == -1)
+	if (placement_discover(&p->topo, &l, err, errlen) == -1 &&
+	    plan_without_gpus(p, mode, &l, err, errlen) == -1)
 		goto fail;
 	p->ngpu = l->nvis;
 	p->source = l->source;

@@ -68,6 +68,17 @@ has "local_rank=0 gpu=0 bus_id=0000:f4:00.0 numa=1 cpus=24-35,72-83"
 has "local_rank=1 gpu=1 bus_id=0000:35:00.0 numa=0 cpus=0-23,48-71"
 has "local_rank=2 gpu=2 bus_id=0000:f5:00.0 numa=1 cpus=36-47,84-95"
 
+# UUIDs (this capture has hwloc's NVML info, NVIDIAUUID) and prefixes.
+CUDA_VISIBLE_DEVICES=GPU-3b0fc29b,GPU-029490c8-a116-638b-7018-1a6b7a9002ef \
+    plan g4dn-2socket-8gpu --nproc-per-node=gpu || fail "g4dn uuid rc=$rc"
+nlines 2
+has "local_rank=0 gpu=0 bus_id=0000:e7:00.0 numa=1 cpus=24-47,72-95"
+has "local_rank=1 gpu=1 bus_id=0000:18:00.0 numa=0 cpus=0-23,48-71"
+# a UUID that cannot be resolved (no UUID known on this machine): error
+CUDA_VISIBLE_DEVICES=GPU-3b0fc29b plan xeon-2socket-3gpu-uneven \
+    --nproc-per-node=gpu && fail "unresolvable UUID accepted"
+grep -q 'UUID' "$out/err" || fail "unresolvable UUID: $(cat "$out/err")"
+
 # gpu-visibility own: CUDA_VISIBLE_DEVICES per rank in the JSON plan.
 CUDA_VISIBLE_DEVICES=6,2 plan g4dn-2socket-8gpu --nproc-per-node=gpu \
     --gpu-visibility=own --json || fail "json rc=$rc"

@@ -519,6 +519,34 @@ START_TEST(discovery_once)
 }
 END_TEST
 
+START_TEST(gpus_unknowable)
+{
+	struct plan *p;
+	char e[256];
+
+	/* UUIDs without NVML: GPU placement is impossible, and says so */
+	setenv("CUDA_VISIBLE_DEVICES", "GPU-1234abcd", 1);
+	setenv("HWLOC_XMLFILE", fixture("xeon-2socket-3gpu-uneven"), 1);
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), -1);
+	ck_assert_ptr_nonnull(strstr(e, "UUID"));
+	{
+		struct plan_opts o;
+
+		memset(&o, 0, sizeof(o));
+		ck_assert_ptr_null(plan_new(2, &o, err, sizeof(err)));
+		ck_assert_ptr_nonnull(strstr(err, "--cpu-bind=none"));
+	}
+	/* a binding that needs no GPU still works, ranks get none */
+	p = mkplan("xeon-2socket-3gpu-uneven", 2, "cores", NULL, NULL);
+	ck_assert_int_eq(plan_gpu(p, 0), -1);
+	expect_rank(p, 1, NULL, "1", "8-15,24-31", 16);
+	plan_free(p);
+	p = mkplan("xeon-2socket-3gpu-uneven", 2, "none", NULL, NULL);
+	ck_assert_ptr_null(env(p, 1, "CGRUN_CPUSET"));
+	plan_free(p);
+}
+END_TEST
+
 START_TEST(bad_options)
 {
 	struct plan_opts o;
@@ -698,6 +726,7 @@ placement_suite(void)
 	tcase_add_test(tc, visibility_own);
 	tcase_add_test(tc, nvml_order_places);
 	tcase_add_test(tc, discovery_once);
+	tcase_add_test(tc, gpus_unknowable);
 	tcase_add_test(tc, bad_options);
 	tcase_add_test(tc, print_text_and_json);
 	tcase_add_test(tc, real_machine_binding);
