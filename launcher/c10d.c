@@ -16,9 +16,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <ifaddrs.h>
-#include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +125,7 @@ conf_seconds(const char *v, uint32_t *ms)
 	if (errno != 0 || end == v || *end != '\0' || !(d >= 0) ||
 	    d * 1000 > RDZV_TIMEOUT_MAX)
 		return -1;
-	*ms = (uint32_t)llround(d * 1000);
+	*ms = (uint32_t)(d * 1000 + 0.5);
 	return 0;
 }
 
@@ -649,6 +649,22 @@ c10d_keepalive_cb(evutil_socket_t fd, short what, void *arg)
 	c10d_say(arg, RDZV_OP_KEEPALIVE);
 }
 
+/*
+ * Small frames go out at once; and a link that is cut (no RST ever comes)
+ * must not leave this agent waiting for TCP's 15-minute retransmission
+ * limit: keep-alives left unacknowledged for the keep-alive window abort
+ * the connection, as the server declares us dead after the same window.
+ */
+static void
+c10d_sockopts(struct c10d *c, int fd)
+{
+	unsigned int ms = c->conf.keepalive_ms * c->conf.keepalive_max;
+	int one = 1;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+}
+
 /* Start one connection attempt to the endpoint. */
 static void
 c10d_connect(struct c10d *c)
@@ -678,6 +694,7 @@ c10d_connect(struct c10d *c)
 		c10d_over(c, CGRUN_EXIT_INTERNAL, "cannot create a socket");
 		return;
 	}
+	c10d_sockopts(c, fd);
 	bufferevent_setcb(c->bev, c10d_read_cb, NULL, c10d_event_cb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	if (bufferevent_socket_connect(c->bev, res->ai_addr,

@@ -6,7 +6,7 @@
 
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 # Short rendezvous timers so deaths and rounds are seen within seconds.
-FAST_CONF=${FAST_CONF:-keep_alive_interval=0.5,keep_alive_max_attempt=2,last_call_timeout=1,join_timeout=60,close_timeout=5}
+FAST_CONF=${FAST_CONF:-keep_alive_interval=0.5,keep_alive_max_attempt=6,last_call_timeout=1,join_timeout=60,close_timeout=5}
 
 # agent NAME ADDR CGRUN-ARGS...: start one agent in the background, its
 # output in $T/NAME.log, its pid in $T/NAME.pid.
