@@ -475,7 +475,7 @@ worker_start(struct agent *a, struct worker *w, const char *attempt_dir,
 
 	if (pathf(w->dir, sizeof(w->dir), "%s/%d", attempt_dir, w->lr) ==
 	    -1 || pathf(w->error_file, sizeof(w->error_file), "%s/error.json",
-	    w->dir) == -1 || mkdirs(w->dir) == -1) {
+	    w->dir) == -1 || (mkdir(w->dir, 0755) == -1 && errno != EEXIST)) {
 		snprintf(err, errlen, "log directory %.200s: %s", attempt_dir,
 		    strerror(errno));
 		return -1;
@@ -510,8 +510,6 @@ agent_open_filters(struct agent *a, const char *dir)
 {
 	char path[PATH_MAX];
 
-	if (mkdirs(dir) == -1)
-		return;
 	if (a->o->dup_stdout_filters != NULL)
 		a->filter_out = open_log(dir, "filtered_stdout.log", path,
 		    sizeof(path));
@@ -540,6 +538,11 @@ agent_spawn_all(struct agent *a, char *err, size_t errlen)
 		return -1;
 	}
 	a->nw = a->nproc;
+	if (mkdirs(dir) == -1) {
+		snprintf(err, errlen, "log directory %.200s: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
 	agent_open_filters(a, dir);
 	for (i = 0; i < a->nw; i++) {
 		a->w[i].a = a;
