@@ -72,6 +72,7 @@ struct plan {
 	enum bind_mode		 mode;
 	enum mem_mode		 mem;
 	int			 own;		/* gpu-visibility own */
+	int			 mem_asked;	/* --mem-bind given explicitly */
 	int			 nnuma;		/* NUMA nodes of the machine */
 	struct rank_plan	*r;
 };
@@ -686,6 +687,7 @@ plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
 	}
 	p->nproc = nproc;
 	p->mem = mem;
+	p->mem_asked = o->mem_bind != NULL;
 	p->own = own;
 	if (placement_discover(&p->topo, &l, err, errlen) == -1 &&
 	    plan_without_gpus(p, mode, &l, err, errlen) == -1)
@@ -754,22 +756,30 @@ plan_gpu_token(const struct plan *p, int r)
 	    NULL;
 }
 
-/* Whether memory of bound ranks is bound (several NUMA nodes, asked). */
+/*
+ * Whether bound ranks get a memory policy: by default only where there is
+ * a choice (several NUMA nodes); always when --mem-bind was given.
+ */
 static int
 plan_binds_memory(const struct plan *p)
 {
-	return p->mode != BIND_NONE && p->mem != MEM_NONE && p->nnuma > 1;
+	return p->mode != BIND_NONE && p->mem != MEM_NONE &&
+	    (p->nnuma > 1 || p->mem_asked);
 }
 
 /*
  * Set the memory policy: strict (MPOL_BIND) or preferred.  hwloc maps
  * BIND + STRICT to MPOL_BIND and BIND alone to MPOL_PREFERRED; where the
- * kernel cannot prefer several nodes, prefer the first one.
+ * kernel cannot prefer several nodes, prefer the first one.  THREAD, not
+ * PROCESS: Linux has per-thread policies only (hwloc answers ENOSYS to
+ * PROCESS); the child is single-threaded here, and the policy is inherited
+ * by the threads it creates later and kept across exec.  EPERM: a
+ * container without CAP_SYS_NICE (Docker's seccomp profile).
  */
 static int
 plan_membind(const struct plan *p, hwloc_const_nodeset_t nodes)
 {
-	int flags = HWLOC_MEMBIND_PROCESS | HWLOC_MEMBIND_BYNODESET, rc;
+	int flags = HWLOC_MEMBIND_THREAD | HWLOC_MEMBIND_BYNODESET, rc;
 	hwloc_nodeset_t first;
 
 	if (p->mem == MEM_BIND)
@@ -783,8 +793,6 @@ plan_membind(const struct plan *p, hwloc_const_nodeset_t nodes)
 		    flags);
 		hwloc_bitmap_free(first);
 	}
-	if (rc == -1 && errno == ENOSYS)	/* kernel without NUMA */
-		rc = 0;
 	return rc;
 }
 
@@ -801,7 +809,8 @@ plan_apply_child(const struct plan *p, int r)
 	rp = &p->r[r];
 	if (rp->cpuset == NULL)
 		return 0;
-	if (hwloc_set_cpubind(p->topo, rp->cpuset, HWLOC_CPUBIND_PROCESS) == -1)
+	/* single-threaded between fork and exec: the thread is the process */
+	if (hwloc_set_cpubind(p->topo, rp->cpuset, HWLOC_CPUBIND_THREAD) == -1)
 		return -1;
 	if (!plan_binds_memory(p) || hwloc_bitmap_iszero(rp->nodeset))
 		return 0;

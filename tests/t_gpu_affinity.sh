@@ -49,6 +49,23 @@ timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --cpu-bind=none --no-python \
 [ "$(grep -c "aff=$mine plan=unset bind=none" "$out/run")" -eq 2 ] ||
     fail "none: $(cat "$out/run")"
 
+# --mem-bind: the workers' memory policy, as the kernel reports it in
+# /proc/self/numa_maps (bind:N, prefer..., default).
+if [ -r /proc/self/numa_maps ]; then
+	for m in bind:bind preferred:prefer none:default; do
+		timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --cpu-bind=cores \
+		    --mem-bind="${m%%:*}" --no-python sh -c \
+		    'echo "pol=$(head -n 1 /proc/self/numa_maps | cut -d" " -f2)"' \
+		    >"$out/run" 2>"$out/err" || fail "mem-bind ${m%%:*}"
+		if grep -q 'binding failed: Operation not permitted' "$out/err"; then
+			echo "note: set_mempolicy refused here (EPERM); not checked"
+			break
+		fi
+		[ "$(grep -c "pol=${m#*:}" "$out/run")" -eq 2 ] ||
+		    fail "mem-bind ${m%%:*}: $(cat "$out/run" "$out/err")"
+	done
+fi
+
 # gpu on a machine without GPUs: a clear error, nothing started.
 timeout 30 "$CGRUN_BIN" --nproc-per-node=gpu --no-python sh "$out/w.sh" \
     >"$out/run" 2>"$out/err" && fail "gpu succeeded without GPU"

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -672,6 +673,89 @@ child_affinity(const struct plan *p, int r, char *out, size_t len)
 	hwloc_bitmap_free(b);
 }
 
+/* In a child: bind as rank r, return "mode=M nodes=0x..." or "errno=E". */
+static void
+child_mempolicy(const struct plan *p, int r, char *out, size_t len)
+{
+	int fd[2], st;
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fd), 0);
+	ck_assert_int_ne(pid = fork(), -1);
+	if (pid == 0) {
+		unsigned long mask[16] = { 0 };
+		char buf[128];
+		int mode = -1;
+
+		close(fd[0]);
+		if (plan_apply_child(p, r) == -1 ||
+		    syscall(SYS_get_mempolicy, &mode, mask,
+		    sizeof(mask) * 8, NULL, 0UL) == -1)
+			snprintf(buf, sizeof(buf), "errno=%d", errno);
+		else
+			snprintf(buf, sizeof(buf), "mode=%d nodes=0x%lx", mode,
+			    mask[0]);
+		(void)!write(fd[1], buf, strlen(buf));
+		_exit(0);
+	}
+	close(fd[1]);
+	n = read(fd[0], out, len - 1);
+	out[n > 0 ? n : 0] = '\0';
+	close(fd[0]);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+}
+
+/*
+ * The child's memory policy (get_mempolicy) is the one planned: MPOL_BIND
+ * (2) for --mem-bind=bind, MPOL_PREFERRED (1) or, on kernels that have it,
+ * MPOL_PREFERRED_MANY (5) for preferred, the default (0) for none, each
+ * toward the rank's NUMA node.  An explicit --mem-bind
+ * applies even on a machine with one NUMA node, so this runs anywhere but
+ * in a container that refuses set_mempolicy (EPERM), where it is skipped.
+ */
+START_TEST(real_machine_mempolicy)
+{
+	static const struct {
+		const char *mem, *want, *alt;
+	} c[] = {
+		{ "bind", "mode=2 ", NULL },
+		{ "preferred", "mode=1 ", "mode=5 " },
+		{ "none", "mode=0 ", NULL },
+	};
+	struct plan_opts o;
+	struct plan *p;
+	char got[128], want[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(&o, 0, sizeof(o));
+		o.cpu_bind = "cores";
+		o.mem_bind = c[i].mem;
+		p = plan_new(1, &o, err, sizeof(err));
+		ck_assert_msg(p != NULL, "%s", err);
+		ck_assert_str_eq(env(p, 0, "CGRUN_MEM_BIND"), c[i].mem);
+		child_mempolicy(p, 0, got, sizeof(got));
+		if (strcmp(got, "errno=1") == 0) {
+			fprintf(stderr, "real_machine_mempolicy: set_mempolicy "
+			    "refused (EPERM) here; not checked\n");
+			plan_free(p);
+			return;
+		}
+		ck_assert_msg(strncmp(got, c[i].want, strlen(c[i].want)) == 0 ||
+		    (c[i].alt != NULL && strncmp(got, c[i].alt,
+		    strlen(c[i].alt)) == 0), "--mem-bind=%s: %s", c[i].mem, got);
+		if (i < 2) {
+			snprintf(want, sizeof(want), "nodes=0x%lx", 1UL <<
+			    atoi(env(p, 0, "CGRUN_NUMA_NODE")));
+			ck_assert_msg(strstr(got, want) != NULL, "%s: %s, want "
+			    "%s", c[i].mem, got, want);
+		}
+		plan_free(p);
+	}
+}
+END_TEST
+
 START_TEST(real_machine_binding)
 {
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), n = ncpu < 2 ? 2 : ncpu;
@@ -730,6 +814,7 @@ placement_suite(void)
 	tcase_add_test(tc, bad_options);
 	tcase_add_test(tc, print_text_and_json);
 	tcase_add_test(tc, real_machine_binding);
+	tcase_add_test(tc, real_machine_mempolicy);
 	suite_add_tcase(s, tc);
 	return s;
 }
