@@ -74,6 +74,11 @@ case "$id1" in 0000000000000000*) echo "FAIL: id1 looks unset"; exit 1 ;; esac
 given=$(awk '$3 == "given" { print $4 }' "$T/out.1")
 [ "$given" = "$(printf 'ab%.0s' $(seq 128))" ] || { echo "FAIL: given id not rank 0's"; exit 1; }
 echo "ok: 4 ranks agree on the unique id (twice under one name) and on a given id"
+[ "$(cat "$T"/out.* | grep -c 'timeout: nccl "never": rank 0 did not publish the unique id within 300 ms')" -eq 3 ] ||
+	{ echo "FAIL: ranks 1-3 did not time out on an unpublished id"; exit 1; }
+[ "$(cat "$T"/out.* | grep -c 'bad id: nccl "bad": unique id in the store has 5 bytes, not 128')" -eq 3 ] ||
+	{ echo "FAIL: ranks 1-3 did not refuse a 5-byte id"; exit 1; }
+echo "ok: an unpublished id times out with a message; a wrong-size id is refused"
 
 if ls /dev/nvidia0 >/dev/null 2>&1; then
 	echo "a GPU is present: communicator outcome not asserted"

@@ -63,6 +63,33 @@ main(void)
 		return 1;
 	}
 	print_id(rank, "given", &given);
+	/* Nobody publishes "never": the others time out, saying so. */
+	if (rank != 0) {
+		errno = 0;
+		if (cgrun_nccl_id_exchange(s, "never", rank, &given, 300, err)
+		    != -1 || errno != ETIMEDOUT ||
+		    strstr(err, "did not publish") == NULL) {
+			fprintf(stderr, "rank %d: no timeout: %s\n", rank, err);
+			return 1;
+		}
+		printf("rank %d timeout: %s\n", rank, err);
+	}
+	/* A value of the wrong size under an id key is refused. */
+	if (rank == 0 && cgrun_store_set(s, "cgrun/nccl/bad/1/id", "short", 5)
+	    == -1) {
+		fprintf(stderr, "set: %s\n", cgrun_store_errmsg(s));
+		return 1;
+	}
+	if (rank != 0) {
+		errno = 0;
+		if (cgrun_nccl_id_exchange(s, "bad", rank, &given, 5000, err)
+		    != -1 || errno != EPROTO) {
+			fprintf(stderr, "rank %d: bad id accepted: %s\n", rank,
+			    err);
+			return 1;
+		}
+		printf("rank %d bad id: %s\n", rank, err);
+	}
 	/* The communicator: without a GPU this must fail with a message. */
 	rc = cgrun_nccl_comm_new(s, r, "comm", 20000, &comm, err);
 	if (rc == 0) {
