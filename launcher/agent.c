@@ -46,6 +46,7 @@
 #include "worker_env.h"
 
 #define AGENT_DRAIN_SECS	2	/* pipe EOF wait after a worker's exit */
+#define AGENT_KILL_WAIT_SECS	10	/* exit wait after SIGKILL (D state) */
 #define AGENT_HOST_MAX		256
 
 /* Rendezvous backends by name: multi-node backends add a line here. */
@@ -125,6 +126,7 @@ struct agent {
 	int			 nsigev;
 	struct event		*chld, *grace, *kick;
 	int			 stop_sig, nsigint;
+	int			 killed;	/* SIGKILL sent this attempt */
 	int			 exit_status;
 	char			 why[512];
 	int			 bk_status;
@@ -591,6 +593,7 @@ act_spawn(struct agent *a)
 	char err[512];
 
 	a->reason = R_NONE;
+	a->killed = 0;
 	agent_free_workers(a);
 	agent_enter(a, S_RUNNING);
 	if (agent_spawn_all(a, err, sizeof(err)) == -1) {
@@ -628,10 +631,41 @@ act_stop_signal(struct agent *a)
 static void
 act_kill(struct agent *a)
 {
+	struct timeval tv = { AGENT_KILL_WAIT_SECS, 0 };
+
 	if (a->state == S_RUNNING)
 		agent_stop(a, R_SIGNAL, SIGKILL);
 	log_info("killing workers");
 	agent_signal_all(a, SIGKILL);
+	a->killed = 1;
+	evtimer_del(a->grace);
+	evtimer_add(a->grace, &tv);
+}
+
+/*
+ * Workers still not gone AGENT_KILL_WAIT_SECS after SIGKILL (stuck in the
+ * kernel, or a grandchild in another group holding a pipe): stop waiting
+ * for them, so the job can end or restart (torchrun issue #185414).
+ */
+static void
+agent_abandon(struct agent *a)
+{
+	struct worker *w;
+	int i;
+
+	for (i = 0; i < a->nw; i++) {
+		w = &a->w[i];
+		if (w->gone)
+			continue;
+		log_warnx("worker not gone %ds after KILL rank=%d pid=%d "
+		    "reaped=%d; not waiting for it", AGENT_KILL_WAIT_SECS,
+		    w->rank, (int)w->pid, w->reaped);
+		output_drain(w->out);
+		output_drain(w->err);
+		w->gone = 1;
+		a->ngone++;
+	}
+	event_active(a->kick, EV_TIMEOUT, 0);
 }
 
 /* RDZV/DONE + signal: nothing runs; exit. */
@@ -755,6 +789,10 @@ agent_grace_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
 
+	if (a->killed) {
+		agent_abandon(a);
+		return;
+	}
 	log_warnx("workers still running %.1fs after the stop signal; "
 	    "sending KILL", a->o->shutdown_timeout);
 	agent_event(arg, E_GRACE);
