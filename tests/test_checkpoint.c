@@ -138,6 +138,9 @@ START_TEST(round_trip_and_newest)
 	ck_assert_int_eq(cgrun_ckpt_load(c, 1, &step, &data, &len, err), 0);
 	ck_assert_int_eq(cgrun_ckpt_newest(c, 100, &step, err), 1);
 	ck_assert_uint_eq(step, 10);
+	errno = 0;
+	ck_assert_int_eq(cgrun_ckpt_path(c, 1, err, 8), -1);
+	ck_assert_int_eq(errno, ENAMETOOLONG);
 	save_text(c, 10, "ten again");	/* a re-save replaces */
 	expect_load(c, 10, 10, "ten again");
 	cgrun_ckpt_free(c);

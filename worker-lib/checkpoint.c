@@ -165,13 +165,41 @@ ckpt_name_ok(const char *name)
 	return 1;
 }
 
+/* Make a new directory's entry durable: fsync its parent. */
+static void
+ckpt_sync_parent(const char *dir)
+{
+	char *copy = strdup(dir), *slash;
+	int fd;
+
+	if (copy == NULL)
+		return;
+	while ((slash = strrchr(copy, '/')) != NULL && slash[1] == '\0' &&
+	    slash != copy)
+		*slash = '\0';	/* trailing slashes */
+	slash = strrchr(copy, '/');
+	if (slash == copy)
+		slash[1] = '\0';	/* "/x": parent is "/" */
+	else if (slash != NULL)
+		*slash = '\0';
+	fd = open(slash != NULL ? copy : ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC);
+	if (fd != -1) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
 /* Create dir if it does not exist and open it; -1 with a message. */
 static int
 ckpt_open_dir(const char *dir, char *err)
 {
 	int fd;
 
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+	if (mkdir(dir, 0755) == 0)
+		ckpt_sync_parent(dir);
+	else if (errno != EEXIST) {
 		ckpt_err(err, "checkpoint directory %s: mkdir: %s", dir,
 		    strerror(errno));
 		return -1;
