@@ -23,7 +23,7 @@ start_daemon() {
 	"$BUILD/cgrun-rdzvd" -d --host=127.0.0.1 --port=0 >"$T/d.out" 2>"$T/d.err" &
 	DPID=$!
 	i=0
-	while ! grep -q '^listening on ' "$T/d.out"; do
+	while ! grep -q '^listening on ' "$T/d.out" 2>/dev/null; do
 		[ $i -ge 200 ] && { echo "cgrun-rdzvd did not start" >&2; exit 1; }
 		sleep 0.05; i=$((i + 1))
 	done
