@@ -97,6 +97,8 @@ main(int argc, char **argv)
 	plan = make_plan(&o, &nproc);
 	if (o.dry_run) {
 		plan_print(plan, stdout, o.json);
+		plan_free(plan);
+		options_free(&o);
 		return CGRUN_EXIT_OK;
 	}
 	if (o.verbose)
