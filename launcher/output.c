@@ -30,7 +30,7 @@ struct output {
 	void		(*on_eof)(void *);
 	void		*arg;
 	size_t		 len;
-	char		 buf[OUTPUT_LINE_MAX];
+	char		 buf[OUTPUT_LINE_MAX + 1];	/* + room for a '\n' */
 };
 
 /* Write all of buf to fd; waits (bounded) while a pipe is full. */
@@ -156,9 +156,7 @@ output_flush(struct output *o, int force)
 	nl = o->len ? memrchr(o->buf, '\n', o->len) : NULL;
 	if (nl != NULL)
 		output_emit(o, (size_t)(nl - o->buf) + 1);
-	if (o->len > 0 && (force || o->len == sizeof(o->buf))) {
-		if (o->len == sizeof(o->buf))
-			o->len--;	/* room for the newline; byte kept */
+	if (o->len > 0 && (force || o->len == OUTPUT_LINE_MAX)) {
 		o->buf[o->len++] = '\n';
 		output_emit(o, o->len);
 	}
@@ -171,7 +169,7 @@ output_read(struct output *o)
 	ssize_t n;
 
 	do
-		n = read(o->fd, o->buf + o->len, sizeof(o->buf) - o->len);
+		n = read(o->fd, o->buf + o->len, OUTPUT_LINE_MAX - o->len);
 	while (n == -1 && errno == EINTR);
 	if (n == -1 && errno == EAGAIN)
 		return -1;
@@ -202,7 +200,7 @@ output_cb(evutil_socket_t fd, short what, void *arg)
 	struct output *o = arg;
 	ssize_t n;
 
-	if (o->len == sizeof(o->buf))
+	if (o->len == OUTPUT_LINE_MAX)
 		output_flush(o, 0);
 	n = output_read(o);
 	if (n == -1)

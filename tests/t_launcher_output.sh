@@ -54,6 +54,19 @@ res=$(grep -v '^cgrun' err | awk -v kind=E -v step=4 "$check") || fail "stderr: 
 	fail "stderr lines per rank: $res"
 echo "8 workers x $N lines: whole, prefixed, complete"
 
+# Lines longer than the 64 KiB line buffer are cut into prefixed pieces,
+# without losing a byte (also for a last line without a newline).
+cat > long.sh <<'W'
+#!/bin/sh
+awk 'BEGIN { s = "y"; while (length(s) < 150000) s = s s
+	printf "%s\n", substr(s, 1, 150000); printf "%s", substr(s, 1, 70000) }'
+W
+chmod +x long.sh
+timeout 20 "$CGRUN_BIN" ./long.sh > out 2> err || fail "long-line job failed"
+res=$(awk '{ if (sub(/^\[rank0\]:/, "") != 1 || $0 ~ /[^y]/) bad++; n += length($0) } END { print n + 0, bad + 0 }' out)
+[ "$res" = "220000 0" ] || fail "long lines: got '$res' (bytes, bad pieces), want '220000 0'"
+echo "long lines cut into prefixed pieces, nothing lost"
+
 # tee stdout, redirect stderr, into --log-dir, run id from --rdzv-id.
 cat > hello.sh <<'W'
 #!/bin/sh
