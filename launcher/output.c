@@ -100,29 +100,52 @@ output_matches(const struct output *o, const char *line, size_t len)
 	return 0;
 }
 
-/* Write buf[0..len), whole lines ending in '\n', prefixed, to fd. */
+/*
+ * Length of the line at p (up to end), its terminator included: "\n",
+ * "\r\n" or a lone "\r" (a progress bar's update, as Python's universal
+ * newlines, which torchrun's tee uses, read it); 0 when p has none.
+ */
+static size_t
+output_line_len(const char *p, const char *end)
+{
+	const char *q;
+
+	for (q = p; q < end; q++) {
+		if (*q == '\n')
+			return (size_t)(q - p) + 1;
+		if (*q == '\r')
+			return (size_t)(q - p) + (q + 1 < end && q[1] == '\n' ? 2 : 1);
+	}
+	return 0;
+}
+
+/*
+ * Write buf[0..len), whole lines (each ends in a terminator), prefixed,
+ * to fd in one write.  An empty line ended by a lone '\r' (tqdm starts
+ * every update with one) is skipped: it would only repeat the prefix.
+ */
 static void
 output_prefixed(const struct output *o, int fd, const char *buf, size_t len,
     int filtered)
 {
 	static char *scratch;
 	static size_t cap;
-	const char *p = buf, *nl, *end = buf + len;
-	size_t need = len, n = 0, ll;
+	const char *p = buf, *end = buf + len;
+	size_t need = len, n = 0, ll, i;
 	char *ns;
 
-	for (nl = buf; (nl = memchr(nl, '\n', (size_t)(end - nl))) != NULL;
-	    nl++)
-		need += o->prefixlen;
+	for (i = 0; i < len; i++)
+		if (buf[i] == '\n' || buf[i] == '\r')
+			need += o->prefixlen;
 	if (need > cap) {
 		if ((ns = realloc(scratch, need)) == NULL)
 			return;
 		scratch = ns;
 		cap = need;
 	}
-	for (; p < end; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		ll = (size_t)(nl - p) + 1;
+	for (; p < end && (ll = output_line_len(p, end)) > 0; p += ll) {
+		if (ll == 1 && *p == '\r')
+			continue;
 		if (filtered && !output_matches(o, p, ll))
 			continue;
 		memcpy(scratch + n, o->prefix, o->prefixlen);
@@ -151,9 +174,21 @@ output_emit(struct output *o, size_t len)
 static void
 output_flush(struct output *o, int force)
 {
-	char *nl;
+	char *nl, *cr;
+	size_t scan = o->len;
 
-	nl = o->len ? memrchr(o->buf, '\n', o->len) : NULL;
+	/* At EOF a last progress update ("...\r") ends its line. */
+	if (force && scan >= 2 && o->buf[scan - 1] == '\r' &&
+	    o->buf[scan - 2] != '\n' && o->buf[scan - 2] != '\r')
+		o->buf[scan - 1] = '\n';
+	/* A '\r' at the very end may be the first half of "\r\n": wait. */
+	if (scan > 0 && o->buf[scan - 1] == '\r' && !force &&
+	    o->len < OUTPUT_LINE_MAX)
+		scan--;
+	nl = scan ? memrchr(o->buf, '\n', scan) : NULL;
+	cr = scan ? memrchr(o->buf, '\r', scan) : NULL;
+	if (cr != NULL && (nl == NULL || cr > nl))
+		nl = cr;
 	if (nl != NULL)
 		output_emit(o, (size_t)(nl - o->buf) + 1);
 	if (o->len > 0 && (force || o->len == OUTPUT_LINE_MAX)) {

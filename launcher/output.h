@@ -2,9 +2,10 @@
  * output.h: one worker stream (stdout or stderr) read from its pipe on the
  * agent's event loop and written out as whole lines: to the console with a
  * per-rank prefix, raw to a tee file, and prefixed to a filter file for
- * lines matching --duplicate-*-filters.  Partial lines wait for their
- * newline (lines longer than OUTPUT_LINE_MAX are cut into pieces); at EOF
- * the last partial line is written with a newline added, so nothing is lost.
+ * lines matching --duplicate-*-filters.  A line ends with "\n", "\r\n"
+ * or a lone "\r" (progress bars).  Partial lines wait for their end
+ * (lines longer than OUTPUT_LINE_MAX are cut into pieces); at EOF the last
+ * partial line is written with a newline added, so nothing is lost.
  */
 #ifndef CGRUN_OUTPUT_H
 #define CGRUN_OUTPUT_H

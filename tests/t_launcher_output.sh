@@ -67,6 +67,20 @@ res=$(awk '{ if (sub(/^\[rank0\]:/, "") != 1 || $0 ~ /[^y]/) bad++; n += length(
 [ "$res" = "220000 0" ] || fail "long lines: got '$res' (bytes, bad pieces), want '220000 0'"
 echo "long lines cut into prefixed pieces, nothing lost"
 
+# Progress bars: a lone '\r' ends a line too (as Python's universal
+# newlines that torchrun's tee reads with), "\r\n" split across writes
+# stays one terminator, a last "...\r" at exit ends with a newline.
+cat > bar.sh <<'W'
+#!/bin/sh
+printf '\r 10%%'; sleep 0.02; printf '\r 20%%\n'; printf 'a\r'; sleep 0.02
+printf '\nb\n'; printf 'x\r'
+W
+chmod +x bar.sh
+timeout 20 "$CGRUN_BIN" ./bar.sh > out 2> err || fail "progress bar job failed"
+printf '[rank0]: 10%%\r[rank0]: 20%%\n[rank0]:a\r\n[rank0]:b\n[rank0]:x\n' > want
+cmp -s out want || fail "progress bar output: $(od -c out | head -5)"
+echo "progress bars: carriage returns end lines"
+
 # tee stdout, redirect stderr, into --log-dir, run id from --rdzv-id.
 cat > hello.sh <<'W'
 #!/bin/sh
