@@ -62,6 +62,43 @@ pid=
 [ $rc -eq 0 ] || fail "SIGTERM: exit $rc, want 0"
 echo "ok SIGTERM exit 0"
 
+# --- out of file descriptors: accepting pauses, then resumes ---
+(ulimit -n 48 && exec "$CGRUN_RDZVD" -d --host 127.0.0.1 --port 0) \
+    >"$tmp/out3" 2>"$tmp/log3" &
+pid=$!
+port=$(wait_port "$tmp/out3") || fail "EMFILE daemon: no 'listening on' line"
+"$PY" - "$port" "$tmp/log3" <<'EOF' || fail "EMFILE survival"
+import socket, sys, time
+port, log = int(sys.argv[1]), sys.argv[2]
+socks = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(80)]
+end = time.time() + 5
+while "accept paused" not in open(log).read():
+    if time.time() > end:
+        sys.exit("no 'accept paused' in the log")
+    time.sleep(0.02)
+for s in socks:
+    s.close()
+end = time.time() + 5
+while True:
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=1)
+        s.sendall(b"\x06")
+        if len(s.recv(8)) == 8:
+            break
+    except OSError:
+        pass
+    if time.time() > end:
+        sys.exit("not serving again after descriptors were freed")
+    time.sleep(0.05)
+print("ok EMFILE: paused, then served again")
+EOF
+kill -0 "$pid" 2>/dev/null || fail "EMFILE daemon died"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ $rc -eq 0 ] || fail "EMFILE daemon: SIGTERM exit $rc"
+
 # --- detaching (no -d): the parent returns once listening ---
 "$CGRUN_RDZVD" --host 127.0.0.1 --port 0 >"$tmp/out2" 2>"$tmp/log2"
 [ $? -eq 0 ] || fail "daemon parent exit status"
