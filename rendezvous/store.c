@@ -790,7 +790,8 @@ store_conn_input(struct store_conn *c, const uint8_t *p, size_t len)
 	}
 }
 
-/* Re-arm or stop the idle timer after input. */
+/* Re-arm or stop the idle timer after input: only a half-sent request
+ * counts (a 1.13 client's callback connection stays silent for good). */
 static void
 store_conn_idle_update(struct store_conn *c)
 {
@@ -799,7 +800,7 @@ store_conn_idle_update(struct store_conn *c)
 
 	if (ms == 0 || c->dead)
 		return;
-	if (c->ilen > 0 || c->dialect == WIRE_UNKNOWN) {
+	if (c->ilen > 0) {
 		tv.tv_sec = ms / 1000;
 		tv.tv_usec = (ms % 1000) * 1000;
 		event_add(&c->idle, &tv);
@@ -882,7 +883,8 @@ store_conn_new(struct store *st, int fd, const struct sockaddr *sa,
 	st->nconns++;
 	st->stats.accepted++;
 	event_add(&c->rev, NULL);
-	store_conn_idle_update(c);
+	log_debug("store: connection accepted peer=%s conns=%zu", c->peer,
+	    st->nconns);
 	return c;
 }
 

@@ -798,10 +798,11 @@ END_TEST
 
 START_TEST(idle_timeout)
 {
-	int half, clean;
+	int half, clean, silent;
 
 	lim.idle_timeout_ms = 100;
 	start();
+	silent = cli();
 	clean = cli();
 	msend(clean, op(V1_GETNUMKEYS));
 	expect_i64(clean, 0);
@@ -809,10 +810,14 @@ START_TEST(idle_timeout)
 	csend(half, "\x00\x05\x00", 3);
 	expect_closed(half);
 	close(half);
-	/* A connection without a pending request is not idle-closed. */
+	/* Connections without a pending request are not idle-closed, even
+	 * one that never sent a byte (1.13's callback connection). */
 	msend(clean, op(V1_GETNUMKEYS));
 	expect_i64(clean, 0);
+	msend(silent, op(V1_GETNUMKEYS));
+	expect_i64(silent, 0);
 	close(clean);
+	close(silent);
 }
 END_TEST
 
