@@ -106,11 +106,12 @@ echo "grandchildren killed"
 
 # 4b. A background child left by a worker that exited 0 does not keep the
 # job (it holds the output pipe) nor outlive it.
-t0=$(now_ms)
 MODE=leftover start 2
+t0=$(now_ms)
 finish 0
 dt=$(( $(now_ms) - t0 ))
-[ $dt -lt 1500 ] || fail "job with leftover children took $dt ms"
+# (the 2 s pipe drain timeout would be the only other way out)
+[ $dt -lt 1800 ] || fail "job with leftover children took $dt ms to end"
 wait_for 1 pids_dead || fail "leftover children survived the job"
 echo "leftover children stopped at the end ($dt ms)"
 
