@@ -274,6 +274,18 @@ kv_store(struct kv *kv, struct kv_entry *e, const uint8_t *val, size_t vlen,
 	size_t olen = e->vlen;
 	int was = e->present;
 
+	if (TAILQ_EMPTY(&e->watchers) && vlen > 0 && vlen <= e->vcap &&
+	    e->vcap <= 2 * vlen + 64) {
+		/* Reuse the buffer: nobody needs the old value. */
+		memmove(e->val, val, vlen);
+		e->vlen = vlen;
+		if (!was)
+			kv->npresent++;
+		e->present = 1;
+		if (wake)
+			kv_wake(kv, e, 0);
+		return 0;
+	}
 	if (vlen > 0 && (nv = malloc(vlen)) == NULL)
 		return -1;
 	if (vlen > 0)
@@ -406,6 +418,22 @@ kv_parse_i64(const uint8_t *s, size_t len, int64_t *out)
 	return KV_OK;
 }
 
+/* Write v in decimal at the end of buf[24]; returns the digit count. */
+static size_t
+kv_format_i64(char buf[24], int64_t v)
+{
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	size_t n = 0;
+
+	do {
+		buf[23 - n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		buf[23 - n++] = '-';
+	return n;
+}
+
 /* Add delta to the decimal counter at e (missing counts as 0). */
 static enum kv_err
 kv_incr(struct kv *kv, struct kv_entry *e, int64_t delta, int64_t *result,
@@ -414,14 +442,14 @@ kv_incr(struct kv *kv, struct kv_entry *e, int64_t delta, int64_t *result,
 	char buf[24];
 	int64_t v = 0;
 	enum kv_err err;
-	int n;
+	size_t n;
 
 	if (e->present && (err = kv_parse_i64(e->val, e->vlen, &v)) != KV_OK)
 		return err;
 	if (__builtin_add_overflow(v, delta, &v))
 		return KV_OVERFLOW;
-	n = snprintf(buf, sizeof buf, "%lld", (long long)v);
-	if (kv_store(kv, e, (const uint8_t *)buf, (size_t)n, wake) == -1)
+	n = kv_format_i64(buf, v);
+	if (kv_store(kv, e, (const uint8_t *)buf + sizeof buf - n, n, wake) == -1)
 		return KV_ENOMEM;
 	*result = v;
 	return KV_OK;

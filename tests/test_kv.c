@@ -170,6 +170,13 @@ START_TEST(add_text_counters)
 	kv_set(kv, S("/n"), S("-9223372036854775808"));
 	ck_assert_int_eq(kv_add(kv, S("/n"), 0, &r), KV_OK);
 	ck_assert(r == INT64_MIN);
+	ck_assert_str_eq(val("/n"), "-9223372036854775808");
+	ck_assert_int_eq(kv_add(kv, S("/n"), INT64_MAX, &r), KV_OK);
+	ck_assert_str_eq(val("/n"), "-1");
+	ck_assert_int_eq(kv_add(kv, S("/n"), 1, &r), KV_OK);
+	ck_assert_str_eq(val("/n"), "0");
+	ck_assert_int_eq(kv_add(kv, S("/n"), 1000000, &r), KV_OK);
+	ck_assert_str_eq(val("/n"), "1000000");
 	/* A failed ADD on a missing key leaves nothing behind. */
 	ck_assert_int_eq(kv_add(kv, S("/c"), INT64_MAX, &r), KV_OVERFLOW);
 	ck_assert_int_eq(kv_add(kv, S("/new"), INT64_MIN, &r), KV_OK);
