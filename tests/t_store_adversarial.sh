@@ -52,7 +52,7 @@ echo "ok command line"
 pid=$!
 port=$(wait_port "$tmp/out") || fail "no 'listening on' line"
 echo "daemon pid=$pid port=$port"
-IDLE_CONNS=${IDLE_CONNS:-3000} timeout 120 "$PY" "$CGRUN_TOP/tests/store_adversarial.py" \
+IDLE_CONNS=${IDLE_CONNS:-10000} timeout 120 "$PY" "$CGRUN_TOP/tests/store_adversarial.py" \
     "$port" "$tmp/log" || fail "adversarial clients"
 kill -0 "$pid" 2>/dev/null || fail "daemon died"
 kill -TERM "$pid"
