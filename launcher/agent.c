@@ -127,6 +127,7 @@ struct agent {
 	struct event		*chld, *grace, *kick;
 	int			 stop_sig, nsigint;
 	int			 killed;	/* SIGKILL sent this attempt */
+	int			 hup_ignored;	/* started under nohup */
 	int			 exit_status;
 	char			 why[512];
 	int			 bk_status;
@@ -494,6 +495,7 @@ worker_start(struct agent *a, struct worker *w, const char *attempt_dir,
 	req.out_fd = fd1;
 	req.err_fd = fd2;
 	req.plan = a->plan;
+	req.hup_ignored = a->hup_ignored;
 	if (fd1 == -1 || fd2 == -1 || env == NULL)
 		snprintf(err, errlen, "worker %d: %s", w->lr, strerror(errno));
 	else
@@ -960,17 +962,27 @@ agent_log_base(struct agent *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* Install the signal events: SIGCHLD and every forwarded signal. */
+/*
+ * Install the signal events: SIGCHLD and every forwarded signal, except a
+ * SIGHUP that was ignored when cgrun started (nohup).
+ */
 static int
 agent_signals(struct agent *a)
 {
+	struct sigaction old;
 	int i;
 
 	signal(SIGPIPE, SIG_IGN);
 	a->chld = evsignal_new(a->base, SIGCHLD, agent_sigchld_cb, a);
 	if (a->chld == NULL || evsignal_add(a->chld, NULL) == -1)
 		return -1;
+	sigaction(SIGHUP, NULL, &old);
+	a->hup_ignored = old.sa_handler == SIG_IGN;
 	for (i = 0; a->o->signals[i] != 0 && a->nsigev < 32; i++) {
+		/* nohup: a hang-up is neither ours nor the workers' business
+		 * (torchrun forwards it and kills the job, issue #76894) */
+		if (a->o->signals[i] == SIGHUP && a->hup_ignored)
+			continue;
 		a->sigev[a->nsigev] = evsignal_new(a->base, a->o->signals[i],
 		    agent_signal_cb, a);
 		if (a->sigev[a->nsigev] == NULL ||

@@ -263,6 +263,8 @@ spawn_child(const struct spawn_req *r, char **argv, pid_t parent, int exec_wr)
 		dprintf(2, "cgrun: local rank %d: CPU/memory binding failed: "
 		    "%s\n", r->local_rank, strerror(errno));
 	child_reset_signals();
+	if (r->hup_ignored)	/* under nohup the workers stay immune too */
+		signal(SIGHUP, SIG_IGN);
 	if (strchr(file, '/') != NULL)
 		execve(file, argv, r->envp);
 	else

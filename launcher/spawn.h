@@ -36,6 +36,7 @@ struct spawn_req {
 	char			**envp;
 	int			 out_fd, err_fd;	/* the child's fd 1 and 2 */
 	const struct plan	*plan;			/* or NULL */
+	int			 hup_ignored;	/* keep SIGHUP ignored (nohup) */
 };
 
 /*

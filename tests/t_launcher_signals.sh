@@ -115,6 +115,21 @@ dt=$(( $(now_ms) - t0 ))
 wait_for 1 pids_dead || fail "leftover children survived the job"
 echo "leftover children stopped at the end ($dt ms)"
 
+# 4c. Under nohup (SIGHUP ignored) a hang-up neither stops the job nor
+# reaches the workers, which stay immune themselves.
+(trap '' HUP; MODE=trap start 2; echo "$agent" > agent.pid; wait "$agent"; echo $? > agent.rc) &
+sub=$!
+wait_for 10 count_ready 2 || fail "nohup workers did not start"
+wait_for 5 test -s agent.pid || fail "no agent pid"
+agent=$(cat agent.pid)
+kill -HUP "$agent"
+for p in $(cat pids); do kill -HUP "$p"; done
+kill -TERM "$agent"
+wait "$sub"; agent=
+[ "$(cat agent.rc)" = 143 ] || fail "nohup job: agent exited $(cat agent.rc), want 143 (TERM)"
+[ "$(cat got.0 got.1 | sort -u)" = TERM ] || fail "nohup: workers saw $(cat got.0 got.1)"
+echo "nohup: SIGHUP stays ignored"
+
 # 5. USR1 is forwarded and does not stop the job by itself.
 MODE=usr1 start 2
 kill -USR1 "$agent"
