@@ -778,11 +778,14 @@ store_conn_input(struct store_conn *c, const uint8_t *p, size_t len)
 		if (c->req.need > c->ilen)
 			return;		/* the field in transit is not complete */
 		used = store_conn_process(c, c->ibuf, c->ilen);
-		if (c->dead || c->dialect == WIRE_NATIVE)
+		if (c->dead)
 			return;
+		if (c->dialect == WIRE_NATIVE)
+			used = c->ilen;	/* all handed to the native input */
 		memmove(c->ibuf, c->ibuf + used, c->ilen - used);
 		c->ilen -= used;
-		if (c->ilen == 0 && c->icap > STORE_RBUF) {
+		if (c->ilen == 0 && (c->icap > STORE_RBUF ||
+		    c->dialect == WIRE_NATIVE)) {
 			free(c->ibuf);
 			c->ibuf = NULL;
 			c->icap = 0;
@@ -1136,7 +1139,12 @@ store_free(struct store *st)
 	free(st);
 }
 
-/* Drop all keys, queues, waiters and TCPStore clients; keep listeners. */
+/*
+ * Drop all keys, queues, waiters and TCPStore clients; keep listeners,
+ * native connections, and connections whose dialect is not known yet (no
+ * TCPStore request from them has been served: they may be agents whose
+ * hello is still in flight).
+ */
 void
 store_reset(struct store *st)
 {
@@ -1145,7 +1153,7 @@ store_reset(struct store *st)
 	kv_reset(st->kv);
 	for (c = TAILQ_FIRST(&st->conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, link);
-		if (c->dialect != WIRE_NATIVE)
+		if (c->dialect == WIRE_V1 || c->dialect == WIRE_V2)
 			store_conn_drop(c, LOG_LVL_DEBUG, "store reset");
 	}
 }

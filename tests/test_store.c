@@ -752,7 +752,7 @@ native_close(struct store_conn *c, void *arg)
 START_TEST(native_hook)
 {
 	static const struct store_native_ops nops = { native_echo, native_close };
-	int n, t, fd;
+	int n, t, fd, fresh;
 
 	start();
 	/* No handler: refused. */
@@ -772,16 +772,21 @@ START_TEST(native_hook)
 	msend(t, str(str(op(V1_SET), "/k"), "v"));
 	msend(t, op(V1_GETNUMKEYS));
 	expect_i64(t, 1);
+	fresh = cli();
+	csend(fresh, "CG", 2);		/* a hello still in flight */
 	store_reset(st);
 	expect_closed(t);
 	close(t);
+	csend(fresh, "RNhi", 4);
+	expect(fresh, "hi", 2);
+	close(fresh);
 	csend(n, "alive", 5);
 	expect(n, "alive", 5);
 	t = cli();
 	msend(t, op(V1_GETNUMKEYS));
 	expect_i64(t, 0);
 	close(t);
-	/* store_conn_close after output; on_close runs once. */
+	/* store_conn_close after output; on_close runs once per connection. */
 	csend(n, "q", 1);
 	expect_closed(n);
 	close(n);
@@ -789,10 +794,10 @@ START_TEST(native_hook)
 	{
 		long end = now_ms() + DEADLINE_MS;
 
-		while (native_closes == 0 && now_ms() < end)
+		while (native_closes < 2 && now_ms() < end)
 			pump();
 	}
-	ck_assert_int_eq(native_closes, 1);
+	ck_assert_int_eq(native_closes, 2);
 }
 END_TEST
 
