@@ -205,6 +205,15 @@ START_TEST(keeps_the_newest_k)
 	ck_assert_int_eq(count_files("rank10-"), 1);
 	expect_load(other, CGRUN_CKPT_NEWEST, 1, "neighbour");
 	expect_load(c, CGRUN_CKPT_NEWEST, 10, "x");
+	/* A rollback: the step just saved stays beside the newer 8-10. */
+	save_text(c, 5, "five");
+	ck_assert_int_eq(count_files("rank1-"), 4);
+	expect_load(c, 5, 5, "five");
+	save_text(c, 6, "six");	/* now 5 goes */
+	ck_assert_int_eq(count_files("rank1-"), 4);
+	expect_load(c, 7, 6, "six");
+	ck_assert_int_eq(cgrun_ckpt_path(c, 5, path, sizeof(path)), 0);
+	ck_assert_int_eq(access(path, F_OK), -1);
 	cgrun_ckpt_free(c);
 	cgrun_ckpt_free(other);
 }

@@ -458,9 +458,13 @@ ckpt_list(struct cgrun_ckpt *c, uint64_t max_step, int prune,
 	return (int)count;
 }
 
-/* Remove all but the newest `keep` files and stale temporary files. */
+/*
+ * Remove all but the newest `keep` files and stale temporary files; never
+ * the step just saved (after a rollback, newer steps of an abandoned
+ * attempt may still be on disk).
+ */
 static void
-ckpt_prune(struct cgrun_ckpt *c)
+ckpt_prune(struct cgrun_ckpt *c, uint64_t saved)
 {
 	char file[CGRUN_CKPT_MAX_NAME + 64];
 	uint64_t *steps = NULL;
@@ -469,7 +473,8 @@ ckpt_prune(struct cgrun_ckpt *c)
 	if ((n = ckpt_list(c, CGRUN_CKPT_NEWEST, 1, &steps)) <= 0)
 		return;
 	for (i = c->keep; i < n; i++)
-		if (ckpt_file(c, steps[i], file, sizeof(file)) == 0)
+		if (steps[i] != saved &&
+		    ckpt_file(c, steps[i], file, sizeof(file)) == 0)
 			(void)unlinkat(c->dirfd, file, 0);
 	free(steps);
 }
@@ -512,7 +517,7 @@ cgrun_ckpt_savev(struct cgrun_ckpt *c, uint64_t step, const struct iovec *iov,
 		    strerror(errno));
 		return -1;
 	}
-	ckpt_prune(c);
+	ckpt_prune(c, step);
 	return 0;
 }
 

@@ -8,7 +8,6 @@
  * follow NCCL's documented non-blocking initialisation.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +170,7 @@ cgrun_nccl_device(const struct cgrun_rank *ri, int *device, char *err)
 static ncclResult_t
 nccl_wait_ready(ncclComm_t comm, long long deadline)
 {
+	struct timespec tick = { 0, 1000000 };	/* 1 ms */
 	ncclResult_t r, state = ncclInProgress;
 
 	while (state == ncclInProgress) {
@@ -179,7 +179,7 @@ nccl_wait_ready(ncclComm_t comm, long long deadline)
 		if (state == ncclInProgress && nccl_now_ms() >= deadline)
 			return ncclInProgress;
 		if (state == ncclInProgress)
-			sched_yield();
+			nanosleep(&tick, NULL);	/* poll, don't spin */
 	}
 	return state;
 }

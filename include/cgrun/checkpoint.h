@@ -9,7 +9,8 @@
  * final name.  Each file carries a header (magic, version, step, length)
  * and CRC-32C checksums of header and payload; loading skips a file that
  * fails them (a torn copy, a truncated disk) and falls back to the next
- * older one.  After a save, all but the newest `keep` files of the set are
+ * older one.  After a save, all but the newest `keep` files of the set
+ * (and the one just saved, which may be older after a rollback) are
  * removed, as are temporary files left by dead writers of this set on
  * this host.
  *
