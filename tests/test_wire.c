@@ -501,6 +501,96 @@ START_TEST(long_list_resumes)
 }
 END_TEST
 
+/* Tiny deterministic PRNG (xorshift64) for the mutation test. */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/*
+ * Parse buf[0..n) whole with a fresh request, then the same bytes fed
+ * in random-sized growing prefixes resuming one request: both must end
+ * in the same status, and for OK the same length and fields.
+ */
+static void
+same_both_ways(enum wire_dialect d, const uint8_t *buf, size_t n,
+    uint64_t *seed)
+{
+	struct wire_req a, b;
+	enum wire_status sa, sb = WIRE_MORE;
+	size_t ua = 0, ub = 0, have = 0;
+
+	wire_req_init(&a);
+	sa = wire_parse(d, buf, n, &lim, &a, &ua);
+	wire_req_init(&b);
+	do {
+		have += 1 + rnd(seed) % 9;
+		if (have > n)
+			have = n;
+		sb = wire_parse(d, buf, have, &lim, &b, &ub);
+		if (sb != WIRE_MORE)
+			break;
+		ck_assert_uint_gt(b.need, have);
+	} while (have < n);
+	ck_assert_int_eq(sa, sb);
+	if (sa == WIRE_OK) {
+		ck_assert_uint_eq(ua, ub);
+		ck_assert_uint_le(ua, n);
+		same_req(&a, buf, &b, buf);
+	}
+	if (sa == WIRE_MORE)
+		ck_assert_uint_eq(a.need, b.need);
+	if (sa == WIRE_ERROR)
+		ck_assert_str_eq(a.error, b.error);
+}
+
+START_TEST(mutations_parse_the_same)
+{
+	static const uint8_t codes[] = { V2_SET, V2_COMPARE_SET, V2_GET,
+	    V2_ADD, V2_WAIT, V2_MULTI_SET, V2_PING, V2_BARRIER, V2_VALIDATE };
+	struct msg m;
+	uint64_t seed = 0x9E3779B97F4A7C15ULL;
+	unsigned i, j, flips;
+
+	lim.max_key = 64;
+	lim.max_value = 256;
+	lim.max_keys = 16;
+	lim.max_request = 2048;
+	for (i = 0; i < 20000; i++) {
+		memset(&m, 0, sizeof m);
+		m_u8(&m, codes[i % sizeof codes]);
+		switch (codes[i % sizeof codes]) {
+		case V2_WAIT:
+			m_keys(&m, (unsigned)(rnd(&seed) % 20));
+			break;
+		case V2_MULTI_SET:
+			m_u64(&m, 2);
+			m_str(&m, "/a"); m_str(&m, "xx"); m_str(&m, "/b"); m_str(&m, "");
+			break;
+		case V2_PING:
+		case V2_VALIDATE:
+			m_u32(&m, WIRE_MAGIC);
+			break;
+		default:
+			m_str(&m, "/key");
+			m_str(&m, "value");
+			m_u64(&m, 7);
+		}
+		/* Flip a few bytes (lengths included) and cut or extend. */
+		flips = (unsigned)(rnd(&seed) % 4);
+		for (j = 0; j < flips; j++)
+			m.b[rnd(&seed) % m.n] = (uint8_t)rnd(&seed);
+		if (rnd(&seed) % 3 == 0)
+			m.n = (size_t)(rnd(&seed) % (m.n + 1));
+		same_both_ways(i % 2 ? WIRE_V2 : WIRE_V1, m.b, m.n, &seed);
+	}
+}
+END_TEST
+
 START_TEST(encoders)
 {
 	uint8_t b[8];
@@ -537,6 +627,7 @@ wire_suite(void)
 	tcase_add_test(tc, unknown_opcodes);
 	tcase_add_test(tc, wrong_magic);
 	tcase_add_test(tc, long_list_resumes);
+	tcase_add_test(tc, mutations_parse_the_same);
 	tcase_add_test(tc, encoders);
 	suite_add_tcase(s, tc);
 	return s;
