@@ -3,10 +3,38 @@
 # --nproc-per-node (2, 1, 2): every worker gets the right RANK, LOCAL_RANK,
 # WORLD_SIZE, GROUP_RANK (sorted by --local-addr), GROUP_WORLD_SIZE,
 # LOCAL_WORLD_SIZE, and all of them the same MASTER_ADDR/PORT: group rank
-# 0's job store.  Every agent exits 0.
+# 0's job store.  Every agent exits 0.  Before, malformed native frames
+# get an ERROR and do not disturb the daemon.
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/multinode/lib.sh"
 start_rdzvd
+# Bad native clients get an ERROR naming the problem and are closed; the
+# daemon goes on serving the job below.
+"$PY113" - "$RDZVD_PORT" <<'EOPY' || { echo "FAIL: bad native frames"; exit 1; }
+import socket, struct, sys
+port = int(sys.argv[1])
+def reply(payload):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(10)
+    s.sendall(payload)
+    data = b""
+    while True:
+        d = s.recv(4096)
+        if not d:
+            return data
+        data += d
+cases = [
+    (b"\xff\xff\xff\x7f", b"frame longer than RDZV_FRAME_MAX"),
+    (struct.pack("<IBH", 3, 0x80, 2), b"unsupported protocol version"),
+    (struct.pack("<IB", 1, 0x82), b"HELLO expected first"),
+    (struct.pack("<IBH", 3, 0x80, 1) + struct.pack("<IB", 1, 0x03), b"unknown op"),
+]
+for payload, want in cases:
+    r = reply(b"CGRN" + payload)
+    if b"\xc6" not in r or want not in r:
+        print("no ERROR %r for %r: %r" % (want, payload, r))
+        sys.exit(1)
+EOPY
 export OUT="$T/out"
 mkdir -p "$OUT"
 envworker "$T/w.sh"
