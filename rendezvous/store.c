@@ -996,9 +996,12 @@ store_bind_one(const struct addrinfo *ai, int port, char *err, size_t errlen)
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
 	if (bind(fd, (struct sockaddr *)&ss, ai->ai_addrlen) == -1 ||
 	    listen(fd, STORE_BACKLOG) == -1) {
+		int saved = errno;
+
 		snprintf(err, errlen, "bind/listen port %d: %s", port,
-		    strerror(errno));
+		    strerror(saved));
 		close(fd);
+		errno = saved;
 		return -1;
 	}
 	return fd;
@@ -1020,18 +1023,55 @@ store_local_port(int fd)
 	return -1;
 }
 
+#define STORE_MAX_ADDRS		16	/* addresses of one host name */
+#define STORE_PORT_TRIES	8	/* port 0: retries if a sibling is busy */
+
+/*
+ * Bind and listen on every address of res on port; port 0 picks one free
+ * port for all of them.  Addresses that cannot be used at all (e.g. IPv6
+ * disabled) are skipped, but with port 0 a port that is busy on one
+ * address fails the whole try (*busy set) so the caller picks another.
+ * Returns the number of sockets in fds.
+ */
+static int
+store_bind_all(const struct addrinfo *res, int *port, int *fds, int *busy,
+    char *why, size_t whylen)
+{
+	const struct addrinfo *ai;
+	int fd, n = 0, picked = *port == 0, p = *port;
+
+	*busy = 0;
+	for (ai = res; ai != NULL && n < STORE_MAX_ADDRS; ai = ai->ai_next) {
+		if ((fd = store_bind_one(ai, p, why, whylen)) == -1) {
+			if (picked && p != 0 && errno == EADDRINUSE) {
+				*busy = 1;
+				break;
+			}
+			continue;
+		}
+		if (p == 0)
+			p = store_local_port(fd);
+		fds[n++] = fd;
+	}
+	if (*busy)
+		while (n > 0)
+			close(fds[--n]);
+	*port = p;
+	return n;
+}
+
 /*
  * Bind every address of host (NULL, "" or "*": all addresses) on port and
- * listen; port 0 picks a free port, shared by all the addresses.  At least
- * one address must succeed.
+ * listen; port 0 picks a free port, the same for all the addresses.  At
+ * least one address must succeed.  The sockets listen before this returns.
  */
 int
 store_listen(struct store *st, const char *host, int port, int *bound_port,
     char *err, size_t errlen)
 {
-	struct addrinfo hints, *res, *ai;
+	struct addrinfo hints, *res;
 	char serv[16], why[256] = "no usable address";
-	int fd, rc, n = 0;
+	int fds[STORE_MAX_ADDRS], i, n = 0, rc, busy = 0, tries, p, ok = 0;
 
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
@@ -1045,24 +1085,25 @@ store_listen(struct store *st, const char *host, int port, int *bound_port,
 		    gai_strerror(rc));
 		return -1;
 	}
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		if ((fd = store_bind_one(ai, port, why, sizeof why)) == -1)
-			continue;
-		if (port == 0)
-			port = store_local_port(fd);
-		if (store_add_listener(st, fd, why, sizeof why) == -1) {
-			close(fd);
-			continue;
-		}
-		n++;
+	for (tries = 0; tries < STORE_PORT_TRIES; tries++) {
+		p = port;
+		n = store_bind_all(res, &p, fds, &busy, why, sizeof why);
+		if (!busy)
+			break;
 	}
 	freeaddrinfo(res);
-	if (n == 0) {
+	for (i = 0; i < n; i++) {
+		if (store_add_listener(st, fds[i], why, sizeof why) == -1)
+			close(fds[i]);
+		else
+			ok++;
+	}
+	if (ok == 0) {
 		snprintf(err, errlen, "%s: %s", host ? host : "*", why);
 		return -1;
 	}
 	if (bound_port != NULL)
-		*bound_port = port;
+		*bound_port = p;
 	return 0;
 }
 

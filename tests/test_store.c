@@ -878,6 +878,42 @@ START_TEST(barrier_op)
 }
 END_TEST
 
+START_TEST(listen_addresses)
+{
+	struct sockaddr_in6 s6;
+	char err[256];
+	int fd, port2, busy;
+
+	/* "localhost" binds all its addresses on one picked port. */
+	st = store_new(base, &lim);
+	ck_assert_ptr_nonnull(st);
+	ck_assert_int_eq(store_listen(st, "localhost", 0, &port, err,
+	    sizeof err), 0);
+	fd = cli();
+	msend(fd, op(V1_GETNUMKEYS));
+	expect_i64(fd, 0);
+	close(fd);
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd != -1) {
+		memset(&s6, 0, sizeof s6);
+		s6.sin6_family = AF_INET6;
+		s6.sin6_port = htons((uint16_t)port);
+		s6.sin6_addr = in6addr_loopback;
+		if (connect(fd, (struct sockaddr *)&s6, sizeof s6) == 0) {
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+			msend(fd, op(V1_GETNUMKEYS));
+			expect_i64(fd, 0);
+		}
+		close(fd);
+	}
+	/* A busy explicit port fails with a reason. */
+	busy = port;
+	ck_assert_int_eq(store_listen(st, "127.0.0.1", busy, &port2, err,
+	    sizeof err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "in use"));
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 store_suite(void)
@@ -905,6 +941,7 @@ store_suite(void)
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, big_value_in_pieces);
 	tcase_add_test(tc, barrier_op);
+	tcase_add_test(tc, listen_addresses);
 	suite_add_tcase(s, tc);
 	return s;
 }
