@@ -40,6 +40,13 @@ mkdir -p "$OUT"
 envworker "$T/w.sh"
 common="--nnodes=3 --rdzv-id=basic --rdzv-conf=$FAST_CONF --no-python $T/w.sh"
 agent n3 127.0.0.3 --nproc-per-node=1 $common
+# Alone, it says whom it waits for (one line per change).
+i=0
+until grep -q "rendezvous basic round 0: 1/3 nodes (min 3, max 3)" "$T/n3.log"; do
+	[ $i -ge 200 ] && { echo "FAIL: no progress line from the first agent:"; cat "$T/n3.log"; exit 1; }
+	sleep 0.05
+	i=$((i + 1))
+done
 agent n2 127.0.0.2 --nproc-per-node=2 $common
 agent n4 127.0.0.4 --nproc-per-node=2 $common
 for n in n2 n3 n4; do expect_exit $n 60 0; done
