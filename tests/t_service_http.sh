@@ -57,7 +57,7 @@ if [ -x "$cgrun" ]; then
 		sleep 0.05; i=$((i + 1))
 	done
 	sed '1,2d' "$tmp/s" >"$tmp/s.json"
-	$py - "$tmp/s.json" "$a" <<'PY' || fail=1
+	$py - "$tmp/s.json" "$a" <<'PY' || { echo "FAIL: /status:"; cat "$tmp/s.json"; fail=1; }
 import json, sys
 st = json.load(open(sys.argv[1]))
 jobs = [j for j in st["jobs"] if j["run_id"] == "svcjob"]
@@ -79,6 +79,7 @@ PY
 	    'cgrun_rdzvd_connections{dialect="native"} 1' 'cgrun_rdzvd_rounds_total 0'; do
 		grep -qxF "$l" "$tmp/m2" || { echo "FAIL: /metrics with an agent lacks: $l"; fail=1; }
 	done
+	[ $fail -eq 0 ] || { grep -E '^cgrun_rdzvd_(nodes|jobs|conn)' "$tmp/m2"; cat "$tmp/agent"; }
 else
 	echo "note: $cgrun not built: no agent part"
 	a=
