@@ -131,6 +131,15 @@ drop(struct fconn *c)
 	c->peer = NULL;
 }
 
+/* Close c's connection (if still open) and free the fake. */
+static void
+bye(struct fconn *c)
+{
+	if (c->peer != NULL)
+		rdzv_peer_gone(c->peer);
+	free(c);
+}
+
 /* Run the loop until c got op, at most ms milliseconds. */
 static const struct rdzv_msg *
 wait_for(struct fconn *c, uint8_t op, int ms)
@@ -169,8 +178,8 @@ START_TEST(two_nodes_ranks_sorted_by_host)
 	ck_assert_uint_eq(rb->world_size, 8);
 	ck_assert_str_eq(rb->addr, "node-a");	/* rank 0's job store */
 	ck_assert_uint_eq(rb->restart_count, 0);
-	free(a);
-	free(b);
+	bye(a);
+	bye(b);
 }
 END_TEST
 
@@ -183,8 +192,8 @@ START_TEST(node_rank_wins_over_host)
 	a = join("aaa", &o);
 	ck_assert_int_eq(got(z, RDZV_OP_ROUND)->group_rank, 0);
 	ck_assert_int_eq(got(a, RDZV_OP_ROUND)->group_rank, 1);
-	free(a);
-	free(z);
+	bye(a);
+	bye(z);
 }
 END_TEST
 
@@ -199,7 +208,7 @@ START_TEST(last_call_closes_round_at_min)
 	    RDZV_NO_DEADLINE);
 	ck_assert_ptr_nonnull(wait_for(a, RDZV_OP_ROUND, 2000));
 	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->group_world_size, 1);
-	free(a);
+	bye(a);
 }
 END_TEST
 
@@ -226,9 +235,9 @@ START_TEST(spare_then_takes_over)
 	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->restart_count, 0);
 	ck_assert_int_eq(rdzv_job_info(eng, "job7", &ji), 0);
 	ck_assert_uint_eq(ji.nodes, 2);
-	free(a);
-	free(b);
-	free(c);
+	bye(a);
+	bye(b);
+	bye(c);
 }
 END_TEST
 
@@ -248,9 +257,9 @@ START_TEST(scale_up_below_max)
 	ck_assert_int_eq(say(b, RDZV_OP_STOPPED), 0);
 	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->group_world_size, 3);
 	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->restart_count, 0);
-	free(a);
-	free(b);
-	free(c);
+	bye(a);
+	bye(b);
+	bye(c);
 }
 END_TEST
 
@@ -271,8 +280,8 @@ START_TEST(restart_budget_job_wide)
 	f = got(b, RDZV_OP_FAIL);
 	ck_assert_int_eq(f->reason, RDZV_FAIL_RESTARTS);
 	ck_assert_ptr_nonnull(last(a, RDZV_OP_FAIL));
-	free(a);
-	free(b);
+	bye(a);
+	bye(b);
 }
 END_TEST
 
@@ -298,9 +307,9 @@ START_TEST(dead_node_by_keepalive)
 	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->restart_count, 0);
 	ck_assert_int_eq(rdzv_job_info(eng, "job7", &ji), 0);
 	ck_assert_uint_eq(ji.nodes, 2);
-	free(a);
-	free(b);
-	free(c);
+	bye(a);
+	bye(b);
+	bye(c);
 }
 END_TEST
 
@@ -319,8 +328,8 @@ START_TEST(below_min_fails_everyone)
 	ck_assert_int_eq(f->reason, RDZV_FAIL_BELOW_MIN);
 	drop(a);
 	ck_assert_uint_eq(rdzv_njobs(eng), 0);	/* forgotten */
-	free(a);
-	free(b);
+	bye(a);
+	bye(b);
 }
 END_TEST
 
@@ -333,7 +342,7 @@ START_TEST(join_timeout)
 	wait_for(a, RDZV_OP_FAIL, 2000);
 	f = got(a, RDZV_OP_FAIL);
 	ck_assert_int_eq(f->reason, RDZV_FAIL_TIMEOUT);
-	free(a);
+	bye(a);
 }
 END_TEST
 
@@ -352,9 +361,9 @@ START_TEST(all_done_finishes)
 	c = join("c", &o);
 	f = got(c, RDZV_OP_FAIL);
 	ck_assert_int_eq(f->reason, RDZV_FAIL_CLOSED);
-	free(a);
-	free(b);
-	free(c);
+	bye(a);
+	bye(b);
+	bye(c);
 }
 END_TEST
 
@@ -378,9 +387,9 @@ START_TEST(jobs_are_separate)
 	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->group_world_size, 2);
 	ck_assert_int_eq(rdzv_job_info(eng, "one", &ji), 0);
 	ck_assert_int_eq(ji.state, RDZV_J_RUNNING);
-	free(a);
-	free(b);
-	free(c);
+	bye(a);
+	bye(b);
+	bye(c);
 }
 END_TEST
 
