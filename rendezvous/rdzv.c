@@ -36,6 +36,8 @@ struct node {
 	uint32_t	pid, local_id, nproc;
 	int32_t		node_rank;
 	uint64_t	seq;		/* arrival order in the job */
+	int		group_rank;	/* in the running round */
+	uint32_t	rank_base;
 	enum rdzv_nstate state;
 	struct event	*alive;		/* keep-alive deadline */
 	struct timespec	last_seen;	/* monotonic, of its last message */
@@ -50,6 +52,9 @@ struct job {
 	enum rdzv_jstate state;
 	uint32_t	round;
 	uint32_t	restarts;
+	uint32_t	gws, world;	/* of the decided round */
+	char		master[RDZV_ADDR_MAX + 1];	/* its store */
+	uint16_t	master_port;
 	int		started;	/* a round was decided once */
 	uint64_t	seq;
 	TAILQ_HEAD(, node) nodes;
@@ -279,20 +284,19 @@ node_cmp(const void *a, const void *b)
 
 /* Tell one participant its place in the decided round. */
 static void
-job_round_to(struct job *j, struct node *n, int rank, uint32_t gws,
-    uint32_t base, uint32_t world, const struct node *r0)
+job_round_to(struct job *j, struct node *n)
 {
 	struct rdzv_msg m;
 
 	rdzv_proto_init(&m, RDZV_OP_ROUND);
 	m.round = j->round;
-	m.group_rank = rank;
-	m.group_world_size = gws;
-	m.rank_base = base;
-	m.world_size = world;
+	m.group_rank = n->group_rank;
+	m.group_world_size = j->gws;
+	m.rank_base = n->rank_base;
+	m.world_size = j->world;
 	m.restart_count = j->restarts;
-	snprintf(m.addr, sizeof(m.addr), "%s", r0->addr);
-	m.port = r0->port;
+	snprintf(m.addr, sizeof(m.addr), "%s", j->master);
+	m.port = j->master_port;
 	node_send(n, &m);
 }
 
@@ -323,9 +327,15 @@ job_complete(struct job *j)
 	log_info("rdzv job=%s round=%u decided nodes=%zu spares=%zu world=%u "
 	    "store=%s:%u", j->run_id, j->round, np, nw - np, world, v[0]->addr,
 	    v[0]->port);
+	j->gws = (uint32_t)np;
+	j->world = world;
+	snprintf(j->master, sizeof(j->master), "%s", v[0]->addr);
+	j->master_port = v[0]->port;
 	for (i = 0; i < np; i++) {
 		node_enter(v[i], RDZV_N_ACTIVE);
-		job_round_to(j, v[i], (int)i, (uint32_t)np, base, world, v[0]);
+		v[i]->group_rank = (int)i;
+		v[i]->rank_base = base;
+		job_round_to(j, v[i]);
 		base += v[i]->nproc;
 	}
 	for (; i < nw; i++) {
@@ -837,6 +847,56 @@ join_invalid(const struct rdzv_msg *m)
 	return NULL;
 }
 
+/* The node of job j with this identity (host, pid, local id), or NULL. */
+static struct node *
+node_find(const struct job *j, const struct rdzv_msg *m)
+{
+	struct node *n;
+
+	TAILQ_FOREACH(n, &j->nodes, entry)
+		if (n->pid == m->pid && n->local_id == m->local_id &&
+		    strcmp(n->host, m->host) == 0)
+			return n;
+	return NULL;
+}
+
+/*
+ * A known node comes back on a new connection within its keep-alive
+ * window: it takes up where it was, and hears again what it may have
+ * missed (its ROUND, a RESTART, or the round's progress).
+ */
+static int
+node_resume(struct node *n, struct rdzv_peer *p)
+{
+	struct job *j = n->job;
+	struct rdzv_msg m;
+
+	if (n->peer != NULL)
+		return peer_error(p, "node %s (pid %u) is already joined on "
+		    "another connection", n->host, n->pid);
+	n->peer = p;
+	p->node = n;
+	node_alive(n);
+	log_info("rdzv job=%s node=%s:%u resumed on a new connection",
+	    j->run_id, n->host, n->pid);
+	switch (n->state) {
+	case RDZV_N_ACTIVE:
+	case RDZV_N_DONE:
+		job_round_to(j, n);
+		break;
+	case RDZV_N_STOPPING:
+		rdzv_proto_init(&m, RDZV_OP_RESTART);
+		m.round = j->round;
+		snprintf(m.text, sizeof(m.text), "a new round is being formed");
+		node_send(n, &m);
+		break;
+	default:
+		job_status_to(j, n);
+		break;
+	}
+	return 0;
+}
+
 /* JOIN: find or create the job, add the node. */
 static int
 peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
@@ -849,8 +909,10 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 		return peer_error(p, "%s", "JOIN twice on one connection");
 	if ((bad = join_invalid(m)) != NULL)
 		return peer_error(p, "bad JOIN: %s", bad);
-	if ((j = job_find(p->r, m->run_id)) == NULL &&
-	    (j = job_new(p->r, m)) == NULL)
+	if ((j = job_find(p->r, m->run_id)) != NULL &&
+	    (n = node_find(j, m)) != NULL)
+		return node_resume(n, p);
+	if (j == NULL && (j = job_new(p->r, m)) == NULL)
 		return peer_error(p, "%s", "out of memory");
 	if (j->min != m->min_nodes || j->max != m->max_nodes)
 		log_warnx("rdzv job=%s node=%s asks nodes=%u:%u; job has %u:%u",

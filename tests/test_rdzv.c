@@ -393,6 +393,57 @@ START_TEST(jobs_are_separate)
 }
 END_TEST
 
+START_TEST(resume_on_new_connection)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .ka_ms = 60000 };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *b2, *dup;
+	struct rdzv_job_info ji;
+
+	ck_assert_int_eq(got(b, RDZV_OP_ROUND)->group_rank, 1);
+	drop(b);
+	b2 = join("b", &o);	/* same host, pid and local id */
+	ck_assert_int_eq(got(b2, RDZV_OP_ROUND)->group_rank, 1);
+	ck_assert_uint_eq(got(b2, RDZV_OP_ROUND)->round, 0);
+	ck_assert_ptr_null(last(a, RDZV_OP_RESTART));
+	ck_assert_int_eq(rdzv_job_info(eng, "job7", &ji), 0);
+	ck_assert_uint_eq(ji.nodes, 2);
+	ck_assert_int_eq(ji.state, RDZV_J_RUNNING);
+	/* The resumed node goes on as before: DONE from both finishes. */
+	ck_assert_int_eq(say(a, RDZV_OP_DONE), 0);
+	ck_assert_int_eq(say(b2, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_FINISHED));
+	ck_assert_ptr_nonnull(last(b2, RDZV_OP_FINISHED));
+	bye(a);
+	bye(b);
+	bye(b2);
+	/* A second live connection for one node is refused. */
+	a = join("x", &o);
+	dup = calloc(1, sizeof(*dup));
+	dup->peer = rdzv_peer_new(eng, dup);
+	{
+		struct rdzv_msg m;
+
+		rdzv_proto_init(&m, RDZV_OP_HELLO);
+		m.version = RDZV_PROTO_VERSION;
+		ck_assert_int_eq(rdzv_peer_msg(dup->peer, &m), 0);
+		rdzv_proto_init(&m, RDZV_OP_JOIN);
+		strcpy(m.run_id, "job7");
+		strcpy(m.host, "x");
+		m.pid = 100;
+		m.nproc = 2;
+		m.min_nodes = m.max_nodes = 2;
+		m.join_timeout_ms = m.last_call_ms = m.keepalive_ms = 60000;
+		m.keepalive_max = 2;
+		strcpy(m.addr, "x");
+		m.port = 1;
+		ck_assert_int_eq(rdzv_peer_msg(dup->peer, &m), -1);
+	}
+	ck_assert_ptr_nonnull(last(dup, RDZV_OP_ERROR));
+	bye(dup);
+	bye(a);
+}
+END_TEST
+
 START_TEST(protocol_errors)
 {
 	struct fconn c = { 0 };
@@ -447,6 +498,7 @@ rdzv_suite(void)
 	tcase_add_test(tc, join_timeout);
 	tcase_add_test(tc, all_done_finishes);
 	tcase_add_test(tc, jobs_are_separate);
+	tcase_add_test(tc, resume_on_new_connection);
 	tcase_add_test(tc, protocol_errors);
 	suite_add_tcase(s, tc);
 	return s;
