@@ -65,6 +65,11 @@ struct c10d {
 	struct event		*linger;	/* host: wait for peers */
 	struct timespec		 connect_deadline;
 	struct timespec		 linger_deadline;
+	int			 live;		/* connected, magic sent */
+	int			 had_round;	/* a ROUND came once */
+	int			 resuming;	/* reconnecting after a loss */
+	struct timespec		 resume_deadline;
+	char			 failed_why[RDZV_TEXT_MAX + 1];
 	struct round_info	 info;
 	uint32_t		 shown_round, shown_joined, shown_role;
 	int			 shown;
@@ -356,7 +361,7 @@ c10d_send(struct c10d *c, const struct rdzv_msg *m)
 	unsigned char buf[4 + RDZV_FRAME_MAX];
 	ssize_t n;
 
-	if (c->bev == NULL)
+	if (c->bev == NULL || !c->live)	/* lost: resent after resuming */
 		return;
 	if ((n = rdzv_proto_encode(m, buf, sizeof(buf))) < 0) {
 		log_warnx("c10d: cannot encode %s", rdzv_proto_opname(m->op));
@@ -454,6 +459,12 @@ c10d_round(struct c10d *c, const struct rdzv_msg *m)
 {
 	struct round_info *ri = &c->info;
 
+	if (c->had_round && m->round == ri->round &&
+	    (c->state == C_RUNNING || c->state == C_DONE)) {
+		log_debug("c10d: round %u again after resuming", m->round);
+		return;
+	}
+	c->had_round = 1;
 	memset(ri, 0, sizeof(*ri));
 	ri->round = m->round;
 	ri->group_rank = m->group_rank;
@@ -505,6 +516,8 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 		c10d_round(c, m);
 		break;
 	case RDZV_OP_RESTART:
+		if (c->state == C_STOPPING)	/* again, after resuming */
+			break;
 		if (c->state == C_FAILED) {
 			/* our own failure started this round: already stopped */
 			c10d_say(c, RDZV_OP_STOPPED);
@@ -564,6 +577,26 @@ c10d_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* Back on a new connection: repeat what the server may have missed (it
+ * ignores what it already had). */
+static void
+c10d_resent(struct c10d *c)
+{
+	struct rdzv_msg m;
+
+	c->resuming = 0;
+	log_warnx("rendezvous %s: connection to %s:%d restored", c->run_id,
+	    c->host, c->port);
+	if (c->state == C_DONE)
+		c10d_say(c, RDZV_OP_DONE);
+	else if (c->state == C_FAILED) {
+		rdzv_proto_init(&m, RDZV_OP_FAILED);
+		snprintf(m.text, sizeof(m.text), "%s", c->failed_why);
+		c10d_send(c, &m);
+	} else if (c->state == C_JOINING && c->had_round)
+		c10d_say(c, RDZV_OP_STOPPED);
+}
+
 /* HELLO and JOIN, once connected. */
 static void
 c10d_hello(struct c10d *c)
@@ -582,6 +615,7 @@ c10d_hello(struct c10d *c)
 		getnameinfo((struct sockaddr *)&ss, sl, c->store_addr,
 		    sizeof(c->store_addr), NULL, 0, NI_NUMERICHOST);
 	bufferevent_write(c->bev, WIRE_NATIVE_MAGIC, WIRE_NATIVE_MAGIC_LEN);
+	c->live = 1;
 	rdzv_proto_init(&m, RDZV_OP_HELLO);
 	m.version = RDZV_PROTO_VERSION;
 	c10d_send(c, &m);
@@ -602,8 +636,12 @@ c10d_hello(struct c10d *c)
 	snprintf(m.addr, sizeof(m.addr), "%s", c->store_addr);
 	m.port = (uint16_t)c->cfg.store_port;
 	c10d_send(c, &m);
-	c10d_enter(c, C_JOINING);
 	event_add(c->keepalive, &tv);
+	if (c->state == C_CONNECTING) {
+		c10d_enter(c, C_JOINING);
+		return;
+	}
+	c10d_resent(c);
 }
 
 /* Connection events: connected, refused (retry), lost. */
@@ -621,7 +659,19 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
 		return;
-	if (c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline)) {
+	c->live = 0;
+	if (c->state != C_CONNECTING && c->state != C_OVER && !c->resuming) {
+		/* Lost after joining: the server keeps our place for the
+		 * keep-alive window; try to get back within it. */
+		c->resuming = 1;
+		c->resume_deadline = c10d_after(c->conf.keepalive_ms *
+		    c->conf.keepalive_max);
+		log_warnx("rendezvous %s: lost the connection to %s:%d; "
+		    "reconnecting for up to %u ms", c->run_id, c->host, c->port,
+		    c->conf.keepalive_ms * c->conf.keepalive_max);
+	}
+	if ((c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline)) ||
+	    (c->resuming && !c10d_passed(&c->resume_deadline))) {
 		bufferevent_free(c->bev);
 		c->bev = NULL;
 		evtimer_add(c->retry, &tv);
@@ -729,6 +779,7 @@ c10d_workers_failed(struct backend *b, const char *why)
 	}
 	rdzv_proto_init(&m, RDZV_OP_FAILED);
 	snprintf(m.text, sizeof(m.text), "%s", why ? why : "");
+	snprintf(c->failed_why, sizeof(c->failed_why), "%s", m.text);
 	c10d_send(c, &m);
 	c10d_enter(c, C_FAILED);
 }
