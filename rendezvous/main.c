@@ -13,7 +13,6 @@
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +52,7 @@ struct rdzvd {
 	struct http		*http;
 	struct service		*svc;
 	struct event		*shutdown;	/* polls until agents left */
-	struct timeval		 shutdown_end;
+	unsigned		 shutdown_polls;	/* left before giving up */
 };
 
 /* Print usage to fp. */
@@ -324,11 +323,9 @@ rdzvd_shutdown_poll(evutil_socket_t fd, short what, void *arg)
 {
 	struct rdzvd *d = arg;
 	struct store_stats st;
-	struct timeval now;
 
 	store_stats(d->store, &st);
-	gettimeofday(&now, NULL);
-	if (st.conns[WIRE_NATIVE] == 0 || !timercmp(&now, &d->shutdown_end, <)) {
+	if (st.conns[WIRE_NATIVE] == 0 || d->shutdown_polls-- == 0) {
 		if (st.conns[WIRE_NATIVE] > 0)
 			log_info("shutdown: %zu agents still connected after "
 			    "%u ms", st.conns[WIRE_NATIVE],
@@ -343,7 +340,7 @@ static void
 rdzvd_signal(evutil_socket_t sig, short what, void *arg)
 {
 	struct rdzvd *d = arg;
-	struct timeval tv = { 0, RDZVD_SHUTDOWN_POLL_MS * 1000 }, now, wait;
+	struct timeval tv = { 0, RDZVD_SHUTDOWN_POLL_MS * 1000 };
 	size_t told;
 
 	if (d->shutdown != NULL) {
@@ -360,10 +357,7 @@ rdzvd_signal(evutil_socket_t sig, short what, void *arg)
 		event_base_loopexit(d->base, NULL);	/* after this turn */
 		return;
 	}
-	gettimeofday(&now, NULL);
-	wait.tv_sec = d->cfg.shutdown_timeout_ms / 1000;
-	wait.tv_usec = (d->cfg.shutdown_timeout_ms % 1000) * 1000;
-	timeradd(&now, &wait, &d->shutdown_end);
+	d->shutdown_polls = d->cfg.shutdown_timeout_ms / RDZVD_SHUTDOWN_POLL_MS;
 	event_add(d->shutdown, &tv);
 }
 
