@@ -14,8 +14,14 @@ cat > w.sh <<'W'
 #!/bin/sh
 echo "attempt $TORCHELASTIC_RESTART_COUNT rank $RANK port $MASTER_PORT" >> "$LOG"
 if [ "$TORCHELASTIC_RESTART_COUNT" -lt "$FAILS" ]; then
-	[ "$LOCAL_RANK" = 1 ] && exit 3
-	exec sleep 30
+	[ "$LOCAL_RANK" = 0 ] && exec sleep 30
+	# fail once rank 0 has logged this attempt (else it may be stopped
+	# before its first line), waiting at most 10 s
+	i=0
+	until grep -q "^attempt $TORCHELASTIC_RESTART_COUNT rank $((RANK - 1)) " "$LOG" || [ $i -ge 500 ]; do
+		sleep 0.02; i=$((i + 1))
+	done
+	exit 3
 fi
 W
 chmod +x w.sh
