@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 
 #include <errno.h>
@@ -454,10 +455,21 @@ op_check(struct store_conn *c, const struct wire_req *r)
 	store_send_u8(c, WIRE_CHECK_READY);
 }
 
+/* c's table client, made on first use (most connections never wait). */
+static struct kv_client *
+store_conn_kc(struct store_conn *c)
+{
+	if (c->kc == NULL && (c->kc = kv_client_new(c->st->kv, c)) == NULL)
+		store_conn_drop(c, LOG_LVL_WARN, "out of memory for waits");
+	return c->kc;
+}
+
 /* WAIT: STOP_WAITING now or when the last missing key appears. */
 static void
 op_wait(struct store_conn *c, const struct wire_req *r)
 {
+	if (store_conn_kc(c) == NULL)
+		return;
 	switch (kv_wait(c->st->kv, c->kc, r->list.p, r->list.len)) {
 	case 1:
 		store_send_u8(c, WIRE_WAIT_STOP);
@@ -479,6 +491,8 @@ op_getnumkeys(struct store_conn *c, const struct wire_req *r)
 static void
 op_watch(struct store_conn *c, const struct wire_req *r)
 {
+	if (store_conn_kc(c) == NULL)
+		return;
 	if (kv_watch(c->st->kv, c->kc, r->key.p, r->key.len) == -1) {
 		store_conn_drop(c, LOG_LVL_WARN, "out of memory in WATCH_KEY");
 		return;
@@ -540,7 +554,8 @@ op_multi_set(struct store_conn *c, const struct wire_req *r)
 static void
 op_cancel_wait(struct store_conn *c, const struct wire_req *r)
 {
-	kv_cancel(c->kc);
+	if (c->kc != NULL)
+		kv_cancel(c->kc);
 	store_send_u8(c, WIRE_WAIT_CANCELED);
 }
 
@@ -601,6 +616,8 @@ op_barrier(struct store_conn *c, const struct wire_req *r)
 	enum kv_err err;
 	int done;
 
+	if (store_conn_kc(c) == NULL)
+		return;
 	err = kv_barrier(c->st->kv, c->kc, r->key.p, r->key.len, r->num, &done);
 	if (err != KV_OK)
 		store_conn_drop(c, LOG_LVL_WARN, "BARRIER failed error=%s",
@@ -844,15 +861,19 @@ static void
 store_addr_text(const struct sockaddr *sa, socklen_t len, char *buf,
     size_t buflen)
 {
-	char host[NI_MAXHOST], serv[NI_MAXSERV];
+	const struct sockaddr_in *sin = (const struct sockaddr_in *)(const void *)sa;
+	const struct sockaddr_in6 *sin6 =
+	    (const struct sockaddr_in6 *)(const void *)sa;
+	char host[INET6_ADDRSTRLEN];
 
-	if (getnameinfo(sa, len, host, sizeof host, serv, sizeof serv,
-	    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+	if (sa->sa_family == AF_INET && len >= (socklen_t)sizeof *sin &&
+	    inet_ntop(AF_INET, &sin->sin_addr, host, sizeof host) != NULL)
+		snprintf(buf, buflen, "%s:%u", host, ntohs(sin->sin_port));
+	else if (sa->sa_family == AF_INET6 && len >= (socklen_t)sizeof *sin6 &&
+	    inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof host) != NULL)
+		snprintf(buf, buflen, "[%s]:%u", host, ntohs(sin6->sin6_port));
+	else
 		snprintf(buf, buflen, "?");
-		return;
-	}
-	snprintf(buf, buflen, sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
-	    host, serv);
 }
 
 /* Set up a connection for an accepted socket; NULL on ENOMEM. */
@@ -861,21 +882,22 @@ store_conn_new(struct store *st, int fd, const struct sockaddr *sa,
     socklen_t salen)
 {
 	struct store_conn *c;
+#ifndef __linux__
 	int one = 1;
+#endif
 
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		return NULL;
-	if ((c->out = evbuffer_new()) == NULL ||
-	    (c->kc = kv_client_new(st->kv, c)) == NULL) {
-		if (c->out != NULL)
-			evbuffer_free(c->out);
+	if ((c->out = evbuffer_new()) == NULL) {
 		free(c);
 		return NULL;
 	}
 	c->st = st;
 	c->fd = fd;
 	wire_req_init(&c->req);
+#ifndef __linux__
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+#endif	/* Linux: inherited from the listener (store_bind_one) */
 	store_addr_text(sa, salen, c->peer, sizeof c->peer);
 	event_assign(&c->rev, st->base, fd, EV_READ | EV_PERSIST,
 	    store_conn_readcb, c);
@@ -992,6 +1014,7 @@ store_bind_one(const struct addrinfo *ai, int port, char *err, size_t errlen)
 		return -1;
 	}
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	if (ai->ai_family == AF_INET6)
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
 	if (bind(fd, (struct sockaddr *)&ss, ai->ai_addrlen) == -1 ||
@@ -1111,7 +1134,7 @@ store_listen(struct store *st, const char *host, int port, int *bound_port,
 int
 store_adopt_listener(struct store *st, int fd, char *err, size_t errlen)
 {
-	int fl;
+	int fl, one = 1;
 
 	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
 	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1 ||
@@ -1119,6 +1142,7 @@ store_adopt_listener(struct store *st, int fd, char *err, size_t errlen)
 		snprintf(err, errlen, "fd %d: %s", fd, strerror(errno));
 		return -1;
 	}
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	return store_add_listener(st, fd, err, errlen);
 }
 
