@@ -27,11 +27,11 @@ set -- $(awk -v s="$seed" -v n="$STEPS" -v w="$NPROC" \
 crash_step=$1 crash_rank=$2
 echo "seed=$seed crash_step=$crash_step crash_rank=$crash_rank python=$PY (DDP_CRASH_SEED=$seed reproduces)"
 
-# run NAME [ENV...]: one cgrun job of the example in $T/NAME, 60 s at most.
+# run NAME [ENV...]: one cgrun job of the example in $T/NAME, 150 s at most.
 run() {
 	name=$1; shift
 	mkdir -p "$T/$name"
-	env "$@" PYTHON_EXEC="$PY" timeout 60 "$CGRUN_BIN" -v --standalone \
+	env "$@" PYTHON_EXEC="$PY" timeout 150 "$CGRUN_BIN" -v --standalone \
 		--nproc-per-node=$NPROC --max-restarts=2 "$TRAIN" --steps $STEPS \
 		--ckpt-every $EVERY --ckpt-dir "$T/$name/ckpt" --out "$T/$name/final.pt" \
 		>"$T/$name/out" 2>&1
