@@ -3,6 +3,7 @@
  * resolves --nproc-per-node and the placement plan, then hands the job to
  * the agent (agent.c) and exits with its status (exitcodes.h, cgrun(1)).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,21 @@ make_plan(const struct cgrun_options *o, int *nproc)
 	return p;
 }
 
+/*
+ * Make sure fds 0-2 are open (on /dev/null if not), so that no pipe or log
+ * file of ours lands on them and gets mistaken for the console.
+ */
+static void
+std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) == -1 &&
+		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+			exit(CGRUN_EXIT_INTERNAL);
+}
+
 /* Parse, plan, run the job, exit with its status. */
 int
 main(int argc, char **argv)
@@ -78,6 +94,7 @@ main(int argc, char **argv)
 	char err[512];
 	int nproc, status;
 
+	std_fds();
 	log_init("cgrun", LOG_LVL_WARN);
 	switch (options_parse(&o, argc, argv, err, sizeof(err))) {
 	case OPTIONS_HELP:
