@@ -54,7 +54,7 @@ static const struct opt_def opt_table[] = {
 	{ "rdzv-endpoint", 0, K_STR, 1, F(rdzv_endpoint), "HOST[:PORT]",
 	  "rendezvous endpoint" },
 	{ "rdzv-id", 0, K_STR, 1, F(rdzv_id), "ID",
-	  "job id shared by every node (default none)" },
+	  "job id shared by every node (single node: a random UUID)" },
 	{ "rdzv-conf", 0, K_STR, 1, F(rdzv_conf), "K=V,...",
 	  "rendezvous settings (join_timeout, last_call_timeout, ...)" },
 	{ "standalone", 0, K_FLAG, 1, F(standalone), NULL,
