@@ -169,6 +169,39 @@ check: tests
 bench: $(ALL)
 	BUILD=$(BUILD) sh bench/run.sh
 
+# ---- fuzzing: every tests/fuzz/fuzz_*.c is a libFuzzer target, linked with
+# the project's sources compiled again by clang with the fuzzer's coverage
+# and ASan+UBSan (not the gcc-built libraries).  `make fuzz` runs each for
+# FUZZ_SECONDS on its seed corpus (tests/fuzz/corpus/<target>/, read-only;
+# new inputs go to $(BUILD)/fuzz/work) and writes $(BUILD)/fuzz/results.txt.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS   = -std=c11 -O1 -g -fno-omit-frame-pointer -Wall -Wextra \
+                -Wno-unused-parameter $(FUZZ_SAN)
+FUZZ_DIR      = $(BUILD)/fuzz
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS       = $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(FUZZ_SRCS))
+FUZZ_LIB      = $(FUZZ_DIR)/libproject.a
+FUZZ_OBJS     = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRCS) $(RDZV_SRCS) $(LNCH_SRCS))
+
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) \
+	  $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
+
+fuzzers: $(FUZZERS)
+
+fuzz: $(FUZZERS)
+	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh
+.PHONY: fuzzers
+
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) \
 	  $(DESTDIR)$(INCLUDEDIR)/cgrun $(DESTDIR)$(PKGCONFIGDIR) \

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/<target>/)
+from the wire formats: valid requests and frames of every kind, so the
+fuzzers start past the length checks.  Deterministic; run from anywhere:
+    python3 tests/fuzz/mkcorpus.py
+Regression seeds (inputs that once crashed) live beside these, named
+crash-*, and are never overwritten."""
+import os
+import struct
+
+TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+
+def put(target, name, data):
+    d = os.path.join(TOP, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# ---- TCPStore requests ----
+def s(b):
+    b = b.encode() if isinstance(b, str) else b
+    return struct.pack("<Q", len(b)) + b
+
+
+def keys(*ks):
+    return struct.pack("<Q", len(ks)) + b"".join(s(k) for k in ks)
+
+
+def i64(v):
+    return struct.pack("<q", v)
+
+
+MAGIC = struct.pack("<I", 0x3C85F7CE)
+V2 = {
+    "validate": b"\x00" + MAGIC,
+    "set": b"\x01" + s("k") + s("v"),
+    "cas": b"\x02" + s("k") + s("v") + s("w"),
+    "get": b"\x03" + s("k"),
+    "add": b"\x04" + s("cnt") + i64(5),
+    "check": b"\x05" + keys("k", "cnt"),
+    "wait": b"\x06" + keys("k"),
+    "numkeys": b"\x07",
+    "delete": b"\x08" + s("k"),
+    "append": b"\x09" + s("k") + s("more"),
+    "multiget": b"\x0a" + keys("k", "cnt"),
+    "multiset": b"\x0b" + struct.pack("<Q", 2) + s("a") + s("1") + s("b") + s("2"),
+    "cancel": b"\x0c",
+    "ping": b"\x0d" + struct.pack("<I", 42),
+    "qpush": b"\x0e" + s("q") + s("item"),
+    "qpop": b"\x0f" + s("q"),
+    "qlen": b"\x10" + s("q"),
+    "listkeys": b"\x11",
+    "barrier": b"\x12" + s("bar") + i64(1),
+}
+V1 = {
+    "set": b"\x00" + s("k") + s("v"),
+    "cas": b"\x01" + s("k") + s("v") + s("w"),
+    "get": b"\x02" + s("k"),
+    "add": b"\x03" + s("cnt") + i64(1),
+    "check": b"\x04" + keys("k"),
+    "wait": b"\x05" + keys("k"),
+    "numkeys": b"\x06",
+    "watch": b"\x07" + s("k"),
+    "delete": b"\x08" + s("k"),
+}
+
+for name, req in V2.items():
+    put("fuzz_wire", "v2-" + name, b"\x01" + req)
+for name, req in V1.items():
+    put("fuzz_wire", "v1-" + name, b"\x00" + req)
+put("fuzz_wire", "v2-session", b"\x05" + b"".join(V2.values()))
+put("fuzz_wire", "v1-session", b"\x04" + b"".join(V1.values()))
+put("fuzz_wire", "v2-small-limits", b"\x03" + V2["validate"] + V2["multiset"] +
+    b"\x01" + s("x" * 20) + s("v"))
+
+
+# ---- native rendezvous frames ----
+def frame(op, body=b""):
+    return struct.pack("<IB", 1 + len(body), op) + body
+
+
+def st(t):
+    t = t.encode()
+    return struct.pack("<H", len(t)) + t
+
+
+def u32(*v):
+    return b"".join(struct.pack("<I", x & 0xFFFFFFFF) for x in v)
+
+
+def join(run="job", host="n0", pid=100, nproc=2, node_rank=-1, mn=2, mx=2,
+         restarts=3, addr="127.0.0.1", port=29500):
+    return frame(0x81, st(run) + st(host) + u32(pid, 0, nproc) +
+                 struct.pack("<i", node_rank) +
+                 u32(mn, mx, restarts, 60000, 0, 30000, 5000, 3) +
+                 st(addr) + struct.pack("<H", port))
+
+
+HELLO = frame(0x80, struct.pack("<H", 1))
+KEEP, STOPPED, DONE, LEAVE = (frame(0x82), frame(0x84), frame(0x85), frame(0x86))
+FAILED = frame(0x83, st("worker 1 exited 1"))
+server = [
+    frame(0xC0, struct.pack("<H", 1)),
+    frame(0xC1, u32(1, 1, 2, 2, 0xFFFFFFFF) + b"\x00"),
+    frame(0xC2, u32(1) + struct.pack("<i", 0) + u32(2, 0, 4, 0) +
+          st("10.0.0.1") + struct.pack("<H", 29500)),
+    frame(0xC3, u32(2) + st("node n1 failed")),
+    frame(0xC4),
+    frame(0xC5, b"\x01" + st("join timeout")),
+    frame(0xC6, st("bad frame")),
+]
+for i, f in enumerate([HELLO, join(), KEEP, FAILED, STOPPED, DONE, LEAVE] + server):
+    put("fuzz_rdzv_proto", "frame-%02d" % i, f)
+put("fuzz_rdzv_proto", "agent-session", HELLO + join() + KEEP + FAILED + STOPPED + DONE)
+
+
+def rec(peer, data, ctl=0):
+    out = b""
+    while True:   # records carry at most 255 bytes
+        out += bytes([ctl | peer, min(len(data), 255)]) + data[:255]
+        data = data[255:]
+        if not data:
+            return out
+
+
+two_nodes = (rec(0, HELLO + join(host="a", pid=1)) +
+             rec(1, HELLO + join(host="b", pid=2)))
+put("fuzz_rdzv", "round", two_nodes)
+put("fuzz_rdzv", "round-fail-restart", two_nodes + rec(0, FAILED) +
+    rec(0, STOPPED) + rec(1, STOPPED) + rec(0, KEEP, 0x40))
+put("fuzz_rdzv", "round-done", two_nodes + rec(0, DONE) + rec(1, DONE))
+put("fuzz_rdzv", "reconnect", two_nodes + rec(1, HELLO + join(host="b", pid=2), 0x80) +
+    rec(2, HELLO + join(host="c", pid=3, mn=1, mx=3)) + rec(2, LEAVE))
+put("fuzz_rdzv", "elastic", rec(0, HELLO + join(host="a", mn=1, mx=4)) +
+    rec(1, HELLO + join(host="b", mn=1, mx=4, node_rank=1)) +
+    rec(2, HELLO + join(run="other", host="c", mn=1, mx=1)) + rec(3, HELLO + join(host="d", mn=1, mx=4)))
+
+
+# ---- whole store server, several clients ----
+def srec(conn, data, ctl=0):
+    return rec(conn, data, ctl)
+
+
+put("fuzz_store", "v2-all-ops", srec(0, b"".join(V2.values())))
+put("fuzz_store", "v1-all-ops", srec(0, b"".join(V1.values())))
+put("fuzz_store", "wait-woken", srec(0, V2["validate"] + V2["wait"]) +
+    srec(1, V2["validate"] + V2["set"]))
+put("fuzz_store", "v1-watch", srec(0, V1["watch"]) + srec(1, V1["set"] + V1["delete"]))
+put("fuzz_store", "barrier", srec(0, V2["validate"] + b"\x12" + s("b") + i64(2)) +
+    srec(1, V2["validate"] + b"\x12" + s("b") + i64(2)))
+put("fuzz_store", "native", srec(0, b"CGRN" + HELLO + join(host="a", pid=1)) +
+    srec(1, b"CGRN" + HELLO + join(host="b", pid=2)) + srec(0, FAILED))
+put("fuzz_store", "half-sent", srec(0, V2["validate"] + b"\x01" + s("key")[:5]))
+
+# ---- rdzvd configuration ----
+CONF = """# rdzvd.conf
+host = 127.0.0.1, ::1
+port = 29400
+max-key-size = 1M
+max_value_size = 64M
+max-keys-per-request = 131072
+max-connections = 65536
+max-output = 128M
+max-input = 256M
+idle-timeout = 30000
+http-host = 127.0.0.1
+http-port = off
+log-level = info
+shutdown-timeout = 2000
+"""
+put("fuzz_config", "full", CONF.encode())
+put("fuzz_config", "quoted", b'host = "0.0.0.0"  # all\nlog-level = "debug"\nmax-input=4k\nmax-key-size=8k\n')
+put("fuzz_config", "bad", b"max-connections = -1\n")
+put("fuzz_config", "no-newline", b"port=0")
+
+# ---- cgrun command line (site file, NUL, arguments) ----
+def argv(site, *args):
+    return site.encode() + b"\0" + b"\0".join(a.encode() for a in args)
+
+
+put("fuzz_options", "standalone", argv("", "--standalone", "--nproc-per-node=4", "train.py", "--lr", "1"))
+put("fuzz_options", "c10d", argv("", "--nnodes=1:4", "--nproc_per_node", "2", "--rdzv-backend=c10d",
+    "--rdzv-endpoint=[::1]:29400", "--rdzv-id=job7", "--rdzv-conf=join_timeout=60,is_host=1,keep_alive_interval=5",
+    "--max-restarts=3", "--monitor-interval=0.5", "train.py"))
+put("fuzz_options", "site", argv('rdzv_endpoint = "head:29400"\nrdzv_conf = read_timeout=10 # c\n',
+    "--nnodes=2", "--nproc-per-node=gpu", "-m", "pkg.train"))
+put("fuzz_options", "static", argv("", "--nnodes=2", "--node-rank=1", "--master-addr=10.0.0.1",
+    "--master-port=1234", "--redirects=3", "--tee=0:1,1:2", "--log-dir=/tmp/x",
+    "--local-ranks-filter=0,1", "--signals-to-handle=SIGTERM,SIGUSR1", "--no-python", "./a.out"))
+put("fuzz_options", "bad", argv("junk", "--nnodes=3:2", "x"))
+
+# ---- worker error files (torchelastic's error.json) ----
+put("fuzz_errorfile", "record", b'{"message": {"message": "RuntimeError: boom", "extraInfo": '
+    b'{"py_callstack": "Traceback (most recent call last):\\n  File \\"t.py\\"\\nRuntimeError: boom", '
+    b'"timestamp": "1700000000"}}}')
+put("fuzz_errorfile", "string", b'{"message": "plain text", "errorCode": 3}')
+put("fuzz_errorfile", "nested", b'{"message": {"message": ["x", {"y": null}], "extraInfo": 7}}')
+put("fuzz_errorfile", "empty", b"{}")
