@@ -35,16 +35,20 @@ run() {
 run crash --crash-rank 2 --crash-step 7
 grep -q "injected crash at step 7" "$T/crash.err" ||
 	{ echo "FAIL: the crash was not injected"; cat "$T/crash.err"; exit 1; }
-n=$(grep -c "resumed_from=6 restarts=1" "$T/crash.out")
-[ "$n" -eq $world ] ||
-	{ echo "FAIL: $n of $world ranks resumed from step 6 after one restart"; cat "$T/crash.out"; exit 1; }
+# Every rank resumes from the same step: 6, or 5 when a rank was stopped
+# between leaving step 6's barrier and finishing its save of step 6.
+from=$(sed -n 's/.*resumed_from=\([0-9]*\) restarts=1$/\1/p' "$T/crash.out" | sort -u)
+n=$(grep -c "resumed_from=$from restarts=1" "$T/crash.out")
+case "$from" in 5|6) ;; *) from=bad ;; esac
+[ "$from" != bad ] && [ "$n" -eq $world ] ||
+	{ echo "FAIL: ranks did not all resume from step 5 or 6 after one restart"; cat "$T/crash.out" "$T/crash.err"; exit 1; }
 # Each rank kept its newest 2 checkpoints, all complete.
 for r in 0 1 2 3; do
 	c=$(ls "$T/crash.ckpt" | grep -c "^rank$r-.*\.ckpt\$")
 	[ "$c" -eq 2 ] || { echo "FAIL: rank $r has $c checkpoint files, want 2"; ls -la "$T/crash.ckpt"; exit 1; }
 done
 [ -z "$(ls -A "$T/crash.ckpt" | grep '\.tmp\.')" ] || { echo "FAIL: temporary files left"; ls -la "$T/crash.ckpt"; exit 1; }
-echo "ok: crash in rank 2 at step 7, all 4 ranks resumed from step 6, total=$want"
+echo "ok: crash in rank 2 at step 7, all 4 ranks resumed from step $from, total=$want"
 
 run clean
 n=$(grep -c "resumed_from=0 restarts=0" "$T/clean.out")
