@@ -22,6 +22,10 @@ struct fconn {
 
 static struct event_base *base;
 static struct rdzv *eng;
+/* Fakes not yet freed by bye(): teardown frees them (clean under LSan). */
+static struct fconn *live[MAXMSG];
+static int nlive;
+static void bye(struct fconn *);
 
 /* Fake transport: record the message. */
 static void
@@ -47,6 +51,8 @@ setup(void)
 static void
 teardown(void)
 {
+	while (nlive > 0)
+		bye(live[0]);
 	rdzv_free(eng);
 	event_base_free(base);
 }
@@ -98,6 +104,8 @@ join(const char *host, const struct jopt *o)
 	struct fconn *c = calloc(1, sizeof(*c));
 	struct rdzv_msg m;
 
+	ck_assert_int_lt(nlive, MAXMSG);
+	live[nlive++] = c;
 	c->peer = rdzv_peer_new(eng, c);
 	rdzv_proto_init(&m, RDZV_OP_HELLO);
 	m.version = RDZV_PROTO_VERSION;
@@ -135,6 +143,11 @@ drop(struct fconn *c)
 static void
 bye(struct fconn *c)
 {
+	int i;
+
+	for (i = 0; i < nlive; i++)
+		if (live[i] == c)
+			live[i] = live[--nlive];
 	if (c->peer != NULL)
 		rdzv_peer_gone(c->peer);
 	free(c);
@@ -224,6 +237,7 @@ START_TEST(spare_then_takes_over)
 	ck_assert_ptr_null(last(c, RDZV_OP_ROUND));
 	st = got(c, RDZV_OP_STATUS);
 	ck_assert_int_eq(st->role, RDZV_ROLE_SPARE);
+	ck_assert_uint_eq(st->joined, 2);	/* nodes running */
 	/* a leaves: b restarts, c is taken in; no restart is spent. */
 	ck_assert_int_eq(say(a, RDZV_OP_LEAVE), 0);
 	ck_assert_ptr_nonnull(last(b, RDZV_OP_RESTART));
