@@ -229,7 +229,8 @@ job_status_to(struct job *j, struct node *n)
 
 	rdzv_proto_init(&m, RDZV_OP_STATUS);
 	m.round = j->round;
-	m.joined = (uint32_t)j->count[RDZV_N_WAIT];
+	m.joined = (uint32_t)(n->state == RDZV_N_SPARE ? job_participants(j) :
+	    j->count[RDZV_N_WAIT]);
 	m.min_nodes = j->min;
 	m.max_nodes = j->max;
 	m.last_call_ms = job_last_call_left(j);
