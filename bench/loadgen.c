@@ -422,6 +422,19 @@ reply_complete(struct conn *c)
 	return c->ilen >= 8 + (size_t)get_i64(c->in);
 }
 
+static void conn_start(struct conn *);
+
+/* Drop a connection and start it again, counting the retry. */
+static void
+reconnect(struct conn *c)
+{
+	epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->retries++;
+	storm_retries++;
+	conn_start(c);
+}
+
 /* Read what the server sent; replies are never pipelined beyond one. */
 static void
 on_readable(struct conn *c, enum mode mode)
@@ -430,15 +443,20 @@ on_readable(struct conn *c, enum mode mode)
 
 	for (;;) {
 		r = recv(c->fd, c->in + c->ilen, MAXIN - c->ilen, MSG_DONTWAIT);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (r <= 0 && mode == M_STORM) {
+			/* a storm client whose connection the server dropped
+			 * connects again, as torch's client retries */
+			reconnect(c);
+			return;
+		}
 		if (r == 0)
 			die("server closed connection %d (phase %d)", c->id, c->ph);
-		if (r == -1) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return;
+		if (r == -1)
 			die("recv: %s (conn %d)", strerror(errno), c->id);
-		}
 		c->ilen += (size_t)r;
 		if (reply_complete(c))
 			on_reply(c, mode);
@@ -487,11 +505,7 @@ on_connected(struct conn *c, enum mode mode)
 	getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &len);
 	if (e != 0) {
 		/* refused or reset under a storm: count and try again */
-		epoll_ctl(epfd, EPOLL_CTL_DEL, c->fd, NULL);
-		close(c->fd);
-		c->retries++;
-		storm_retries++;
-		conn_start(c);
+		reconnect(c);
 		return;
 	}
 	ev.events = EPOLLIN;

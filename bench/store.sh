@@ -5,7 +5,7 @@
 # bench/results/store.md (raw loadgen lines in bench/results/store.raw).
 #
 # usage: BUILD=build sh bench/store.sh     (after `make`; `make bench` does both)
-# env:   BENCH_SECS   seconds per ops cell (default 2)
+# env:   BENCH_SECS   seconds per ops cell (default 1)
 #        BENCH_SIZES  barrier/storm sizes (default "256 1024 4096 8192 10000")
 #        BENCH_SERVERS subset of "cgrun torch113 torch26"
 set -u
@@ -14,7 +14,7 @@ TOP=$(pwd)
 BUILD=${BUILD:-build}
 LOADGEN=$TOP/$BUILD/bench/loadgen
 RDZVD=$TOP/$BUILD/cgrun-rdzvd
-SECS=${BENCH_SECS:-2}
+SECS=${BENCH_SECS:-1}
 SIZES=${BENCH_SIZES:-256 1024 4096 8192 10000}
 SERVERS=${BENCH_SERVERS:-cgrun torch113 torch26}
 OUT=$TOP/bench/results
