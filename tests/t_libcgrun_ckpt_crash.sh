@@ -4,7 +4,7 @@
 # creating the temporary file, writing it, fsync, rename, fsync of the
 # directory, pruning.  After every kill the set must hold only complete
 # files, the newest must load with the right payload, and no completed
-# checkpoint may be lost.  (tests/test_checkpoint.c adds 150 kills at
+# checkpoint may be lost.  (tests/test_checkpoint.c adds 100 kills at
 # random times.)
 top=${CGRUN_TOP:?}
 b=${CGRUN_BUILD:?}
