@@ -50,6 +50,7 @@
 /* Defaults of the limits (see docs/store.md). */
 #define STORE_DEFAULT_MAX_CONNS		65536
 #define STORE_DEFAULT_MAX_OUTBUF	(128u * 1024 * 1024)
+#define STORE_DEFAULT_IDLE_TIMEOUT_MS	60000	/* a half-sent request */
 
 struct store_listener {
 	TAILQ_ENTRY(store_listener) link;
@@ -111,7 +112,7 @@ store_limits_default(struct store_limits *l)
 	l->max_conns = STORE_DEFAULT_MAX_CONNS;
 	l->max_outbuf = STORE_DEFAULT_MAX_OUTBUF;
 	l->max_inbuf = WIRE_DEFAULT_MAX_REQUEST;
-	l->idle_timeout_ms = 0;
+	l->idle_timeout_ms = STORE_DEFAULT_IDLE_TIMEOUT_MS;
 }
 
 /* Log a line at a log.h level. */
