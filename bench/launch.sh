@@ -105,6 +105,17 @@ for l in $have; do
 	done
 done
 
+# 1b. The floor of the moment and cgrun without its workers, N=8: a shell
+# starting 8 /bin/true and waiting; cgrun --dry-run (start-up, topology,
+# placement plan; no store, no workers).
+if echo " $have " | grep -q ' cgrun '; then
+	echo "launch.sh: baselines N=8 ($RUNS runs)" >&2
+	"$TIMER" -n "$RUNS" -w 1 -- sh -c 'for i in 1 2 3 4 5 6 7 8; do /bin/true & done; wait' \
+		> "$T/launch.shell.8"
+	"$TIMER" -n "$RUNS" -w 1 -- "$CGRUN" --standalone --nproc_per_node=8 --dry-run \
+		--no_python /bin/true > "$T/launch.dryrun.8"
+fi
+
 # crash_run NAME I: one crash-restart job of launcher NAME; appends
 # "first_ms last_ms vmhwm_kb status" to $T/crash.NAME.
 crash_run() {
@@ -189,6 +200,19 @@ mkdir -p "$(dirname "$OUT")"
 			[ "$l" = cgrun ] || printf " %s |" "$(ratio "$(cell $l $n median_ms)" "$(cell cgrun $n median_ms)")"
 		done
 		echo
+	done
+	echo
+	echo "### What the time is made of (N=8)"
+	echo
+	echo "Median wall and CPU time (user + system of the process and its reaped children, from wait4)."
+	echo "The shell row is this machine's floor at the time of the run for starting 8 processes."
+	echo
+	echo "| command | wall (ms) | CPU (ms) |"
+	echo "|---|---|---|"
+	echo "| \`sh -c 'for i in 1 .. 8; do /bin/true & done; wait'\` | $(cell shell 8 median_ms) | $(cell shell 8 cpu_ms) |"
+	echo "| \`cgrun --standalone --nproc_per_node=8 --dry-run ...\` (start-up, topology, plan) | $(cell dryrun 8 median_ms) | $(cell dryrun 8 cpu_ms) |"
+	for l in $have; do
+		echo "| $(label $l), 8 no-op workers | $(cell $l 8 median_ms) | $(cell $l 8 cpu_ms) |"
 	done
 	echo
 	echo "## 2. Crash-to-restart latency ($CRASH_N workers)"

@@ -3,16 +3,19 @@
  *
  * Runs CMD RUNS times (after WARMUP unmeasured runs), one at a time, each in
  * its own process group, and prints per run and in summary its wall time
- * (fork to reaped, CLOCK_MONOTONIC), exit status, ru_maxrss of wait4 (the
- * process and its reaped descendants) and, with -p, the process's own
+ * (fork to reaped, CLOCK_MONOTONIC), exit status, CPU time (user + system)
+ * and ru_maxrss of wait4 (both: the process and its reaped descendants)
+ * and, with -p, the process's own
  * VmHWM (peak RSS) sampled from /proc every POLL_MS while it runs.  CMD's
  * output goes to /dev/null unless -v.  A run over TIMEOUT_S (default 120)
  * (0: none) has its process group killed and counts as failed.
  *
  * Output lines:
- *   run=I wall_ms=F status=N maxrss_kb=N vmhwm_kb=N
- *   summary runs=N ok=N median_ms=F min_ms=F max_ms=F maxrss_kb=N vmhwm_kb=N
- * (ok runs exited 0; times, maxrss (median) and vmhwm (largest) over them.)
+ *   run=I wall_ms=F cpu_ms=F status=N maxrss_kb=N vmhwm_kb=N
+ *   summary runs=N ok=N median_ms=F min_ms=F max_ms=F cpu_ms=F maxrss_kb=N
+ *           vmhwm_kb=N
+ * (ok runs exited 0; times, cpu and maxrss (medians) and vmhwm (largest)
+ * over them.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +33,7 @@
 
 struct timer_run {
 	double	wall_ms;
+	double	cpu_ms;
 	int	status;		/* exit status, 128 + signal, or -1 on timeout */
 	long	maxrss_kb;
 	long	vmhwm_kb;
@@ -152,6 +156,8 @@ timer_run(char **argv, double poll_ms, double timeout_s, int verbose,
 	alarm(0);
 	r->wall_ms = (timer_now() - t0) * 1000;
 	r->maxrss_kb = ru.ru_maxrss;
+	r->cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	if (st == -1)
 		r->status = -1;
 	else if (WIFEXITED(st))
@@ -184,11 +190,12 @@ static void
 timer_summary(const struct timer_run *runs, int n)
 {
 	double *ms = calloc((size_t)n + 1, sizeof(double));
+	double *cpu = calloc((size_t)n + 1, sizeof(double));
 	long *rss = calloc((size_t)n + 1, sizeof(long));
 	long hwm = -1;
 	int i, ok = 0;
 
-	if (ms == NULL || rss == NULL) {
+	if (ms == NULL || cpu == NULL || rss == NULL) {
 		perror("launch_timer");
 		exit(2);
 	}
@@ -196,20 +203,23 @@ timer_summary(const struct timer_run *runs, int n)
 		if (runs[i].status != 0)
 			continue;
 		ms[ok] = runs[i].wall_ms;
+		cpu[ok] = runs[i].cpu_ms;
 		rss[ok++] = runs[i].maxrss_kb;
 		if (runs[i].vmhwm_kb > hwm)
 			hwm = runs[i].vmhwm_kb;
 	}
 	qsort(ms, (size_t)ok, sizeof(double), timer_cmp_double);
+	qsort(cpu, (size_t)ok, sizeof(double), timer_cmp_double);
 	qsort(rss, (size_t)ok, sizeof(long), timer_cmp_long);
 	if (ok == 0)
 		printf("summary runs=%d ok=0\n", n);
 	else
 		printf("summary runs=%d ok=%d median_ms=%.3f min_ms=%.3f "
-		    "max_ms=%.3f maxrss_kb=%ld vmhwm_kb=%ld\n", n, ok,
+		    "max_ms=%.3f cpu_ms=%.1f maxrss_kb=%ld vmhwm_kb=%ld\n", n, ok,
 		    ok % 2 ? ms[ok / 2] : (ms[ok / 2 - 1] + ms[ok / 2]) / 2,
-		    ms[0], ms[ok - 1], rss[ok / 2], hwm);
+		    ms[0], ms[ok - 1], cpu[ok / 2], rss[ok / 2], hwm);
 	free(ms);
+	free(cpu);
 	free(rss);
 }
 
@@ -259,9 +269,9 @@ main(int argc, char **argv)
 			perror("launch_timer: fork");
 			return 2;
 		}
-		printf("run=%d wall_ms=%.3f status=%d maxrss_kb=%ld vmhwm_kb=%ld\n",
-		    i, runs[i].wall_ms, runs[i].status, runs[i].maxrss_kb,
-		    runs[i].vmhwm_kb);
+		printf("run=%d wall_ms=%.3f cpu_ms=%.1f status=%d maxrss_kb=%ld "
+		    "vmhwm_kb=%ld\n", i, runs[i].wall_ms, runs[i].cpu_ms,
+		    runs[i].status, runs[i].maxrss_kb, runs[i].vmhwm_kb);
 		fflush(stdout);
 	}
 	timer_summary(runs, n);
