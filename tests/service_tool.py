@@ -7,6 +7,11 @@
   http URL                  GET: print "STATUS", then the body
   freeport                  print a free TCP port on 127.0.0.1
   wait FILE REGEX SECS      wait until a line of FILE matches; print it
+  agent HOST PORT RUNID MODE  a native-protocol node (docs/protocol.md) that
+                            joins RUNID (2 nodes wanted) and prints
+                            "joined"; MODE close: on FAIL print
+                            "FAIL reason text" and hang up; MODE hold: on
+                            FAIL print it but keep the connection open
 """
 import os
 import re
@@ -100,7 +105,43 @@ def wait(path, regex, secs):
     raise SystemExit("timed out after %s s waiting for /%s/ in %s" % (secs, regex, path))
 
 
+def frame(op, body=b""):
+    return struct.pack("<IB", 1 + len(body), op) + body
+
+
+def nstr(b):
+    return struct.pack("<H", len(b)) + b
+
+
+def read_frame(s):
+    n = struct.unpack("<I", recv_exact(s, 4))[0]
+    b = recv_exact(s, n)
+    return b[0], b[1:]
+
+
+def agent(host, port, run_id, mode):
+    s = socket.create_connection((host, int(port)), timeout=30)
+    join = (nstr(run_id.encode()) + nstr(b"testnode") +
+            struct.pack("<IIIiIIIIIIII", os.getpid(), 0, 1, -1, 2, 2, 0,
+                        60000, 1000, 1000, 5000, 3) +
+            nstr(b"127.0.0.1") + struct.pack("<H", 1))
+    s.sendall(b"CGRN" + frame(0x80, struct.pack("<H", 1)) + frame(0x81, join))
+    while True:
+        op, body = read_frame(s)
+        if op == 0xC1:          # STATUS: we wait in the round being formed
+            print("joined", flush=True)
+        elif op == 0xC5:        # FAIL
+            n = struct.unpack("<H", body[1:3])[0]
+            print("FAIL %d %s" % (body[0], body[3:3 + n].decode()), flush=True)
+            if mode == "hold":
+                time.sleep(3600)
+            s.close()
+            return
+        elif op == 0xC6:
+            raise SystemExit("agent: ERROR from server: %r" % body)
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     {"notify": notify, "store": store, "http": http, "freeport": freeport,
-     "wait": wait}[cmd](*args)
+     "wait": wait, "agent": agent}[cmd](*args)
