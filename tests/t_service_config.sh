@@ -74,5 +74,22 @@ $tool wait "$tmp/run2.out" 'listening on' 5 >/dev/null
 grep -q 'listening on 127.0.0.3:' "$tmp/run2.out" && ! grep -q '127.0.0.[12]' "$tmp/run2.out" ||
 	{ echo "FAIL: --host did not replace the file's hosts"; cat "$tmp/run2.out"; fail=1; }
 kill -TERM $p; wait $p
+# Standard error as "the journal" (JOURNAL_STREAM names it): levels go
+# along.  Where journald's socket exists the lines go to it instead.
+if [ ! -S /run/systemd/journal/socket ]; then
+	: >"$tmp/journal"
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$tmp/journal") "$rdzvd" -d -v \
+		--host=127.0.0.1 --port=0 >"$tmp/j.out" 2>>"$tmp/journal" &
+	p=$!; pids="$pids $p"
+	$tool wait "$tmp/journal" '^<6>listening host=127.0.0.1 port=[0-9]+$' 5 ||
+		{ echo "FAIL: no <6> info line:"; cat "$tmp/journal"; fail=1; }
+	kill -TERM $p; wait $p
+	grep -q '^<6>signal=15: exiting' "$tmp/journal" || { echo "FAIL: no <6> exit line"; fail=1; }
+	: >"$tmp/journal2"
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$tmp/journal2") "$rdzvd" -d \
+		--host=256.0.0.1 --port=0 >/dev/null 2>>"$tmp/journal2"
+	grep -q '^<4>listen: ' "$tmp/journal2" || { echo "FAIL: no <4> fatal line:"; cat "$tmp/journal2"; fail=1; }
+	echo "ok: journal priorities on standard error: $(head -n 1 "$tmp/journal")"
+fi
 [ $fail -eq 0 ] && echo "ok: configuration file, -n, flags over file"
 exit $fail
