@@ -5,7 +5,8 @@
  * on a Unix socket for the life of the process; each input is a list of
  * records [ctl][len][len bytes] sent by up to three client connections
  * (ctl's low two bits pick it, bit 7 closes it first, bit 6 counts len
- * in units of 64 bytes), so one client's SET can wake another's WAIT.  Then every client half-closes, reads
+ * in units of 64 bytes; bit 5 of the first record's picks a second
+ * server with tiny limits), so one client's SET can wake another's WAIT.  Then every client half-closes, reads
  * until the server hangs up, and the store (and engine) are reset.  Logs
  * are formatted at debug level and discarded.
  */
@@ -33,8 +34,13 @@
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 static struct event_base *fs_base;
+/* Two servers: default limits, and tiny ones (every refusal in reach). */
+static struct store *fs_stores[2];
+static struct rdzv *fs_rdzvs[2];
+static struct sockaddr_un fs_addrs[2];
+static socklen_t fs_addrlens[2];
+/* The server of the current input. */
 static struct store *fs_store;
-static struct rdzv *fs_rdzv;
 static struct sockaddr_un fs_addr;
 static socklen_t fs_addrlen;
 
@@ -54,36 +60,54 @@ fs_open_conns(void)
 	return s.conns[0] + s.conns[1] + s.conns[2] + s.conns[3];
 }
 
-/* Start the server once. */
+/* Start server i (tiny: small limits) listening on an abstract socket. */
 static void
-fs_setup(void)
+fs_setup_one(int i, int tiny)
 {
 	struct store_limits lim;
+	struct sockaddr_un *a = &fs_addrs[i];
 	char err[256];
 	int fd;
 
-	log_set_sink(fs_sink, NULL);
-	log_setlevel(LOG_LVL_DEBUG);
 	store_limits_default(&lim);
 	lim.max_outbuf = 1024 * 1024;
 	lim.max_conns = 16;
-	if ((fs_base = event_base_new()) == NULL ||
-	    (fs_store = store_new(fs_base, &lim)) == NULL ||
-	    (fs_rdzv = rdzv_attach(fs_store, fs_base)) == NULL)
+	if (tiny) {
+		lim.max_key = 16;
+		lim.max_value = 64;
+		lim.max_keys_per_req = 4;
+		lim.max_inbuf = 4096;
+		lim.max_outbuf = 4096;
+		lim.max_conns = 2;
+	}
+	if ((fs_stores[i] = store_new(fs_base, &lim)) == NULL ||
+	    (fs_rdzvs[i] = rdzv_attach(fs_stores[i], fs_base)) == NULL)
 		abort();
-	fs_addr.sun_family = AF_UNIX;	/* abstract: no file to clean up */
-	snprintf(fs_addr.sun_path + 1, sizeof(fs_addr.sun_path) - 1,
-	    "cgrun-fuzz-store.%ld", (long)getpid());
-	fs_addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-	    strlen(fs_addr.sun_path + 1));
+	a->sun_family = AF_UNIX;	/* abstract: no file to clean up */
+	snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1,
+	    "cgrun-fuzz-store.%ld.%d", (long)getpid(), i);
+	fs_addrlens[i] = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+	    1 + strlen(a->sun_path + 1));
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 	    0)) == -1 ||
-	    bind(fd, (struct sockaddr *)&fs_addr, fs_addrlen) == -1 ||
+	    bind(fd, (struct sockaddr *)a, fs_addrlens[i]) == -1 ||
 	    listen(fd, 64) == -1 ||
-	    store_adopt_listener(fs_store, fd, err, sizeof(err)) == -1) {
+	    store_adopt_listener(fs_stores[i], fd, err, sizeof(err)) == -1) {
 		fprintf(stderr, "fuzz_store: set-up: %s\n", strerror(errno));
 		abort();
 	}
+}
+
+/* Start both servers once. */
+static void
+fs_setup(void)
+{
+	log_set_sink(fs_sink, NULL);
+	log_setlevel(LOG_LVL_DEBUG);
+	if ((fs_base = event_base_new()) == NULL)
+		abort();
+	fs_setup_one(0, 0);
+	fs_setup_one(1, 1);
 }
 
 /* A new client connection (non-blocking). */
@@ -141,11 +165,15 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int fd[FS_CONNS] = { -1, -1, -1 }, done[FS_CONNS] = { 0 };
-	int i, ctl, turns, progress, all;
+	int i, ctl, turns, progress, all, srv;
 	size_t off = 0, len;
 
 	if (fs_base == NULL)
 		fs_setup();
+	srv = size > 0 && (data[0] & 0x20) ? 1 : 0;	/* first ctl picks */
+	fs_store = fs_stores[srv];
+	fs_addr = fs_addrs[srv];
+	fs_addrlen = fs_addrlens[srv];
 	while (off + 2 <= size) {
 		ctl = data[off];
 		len = (size_t)data[off + 1] * (ctl & 0x40 ? 64 : 1);
@@ -188,9 +216,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fs_open_conns() > 0)
 		abort();	/* the server kept a connection its peer closed */
 	store_reset(fs_store);
-	if (rdzv_njobs(fs_rdzv) > 0) {	/* a fresh engine: no state carried */
-		rdzv_free(fs_rdzv);
-		if ((fs_rdzv = rdzv_attach(fs_store, fs_base)) == NULL)
+	if (rdzv_njobs(fs_rdzvs[srv]) > 0) {	/* a fresh engine: no state */
+		rdzv_free(fs_rdzvs[srv]);
+		if ((fs_rdzvs[srv] = rdzv_attach(fs_store, fs_base)) == NULL)
 			abort();
 	}
 	return 0;

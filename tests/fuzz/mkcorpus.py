@@ -153,6 +153,14 @@ put("fuzz_store", "barrier", srec(0, V2["validate"] + b"\x12" + s("b") + i64(2))
 put("fuzz_store", "native", srec(0, b"CGRN" + HELLO + join(host="a", pid=1)) +
     srec(1, b"CGRN" + HELLO + join(host="b", pid=2)) + srec(0, FAILED))
 put("fuzz_store", "half-sent", srec(0, V2["validate"] + b"\x01" + s("key")[:5]))
+# The same against the server with tiny limits (bit 5 of the first ctl).
+for name in sorted(os.listdir(os.path.join(TOP, "fuzz_store"))):
+    if name.startswith("tiny-") or name.startswith("crash-"):
+        continue
+    with open(os.path.join(TOP, "fuzz_store", name), "rb") as f:
+        b = f.read()
+    put("fuzz_store", "tiny-" + name, bytes([b[0] | 0x20]) + b[1:])
+put("fuzz_store", "tiny-big", srec(0, V2["validate"] + b"\x01" + s("k" * 17) + s("v"), 0x20))
 
 # ---- rdzvd configuration ----
 CONF = """# rdzvd.conf
