@@ -932,8 +932,8 @@ agent_open_backend(struct agent *a, char *err, size_t errlen)
 			    errlen);
 			return a->bk ? 0 : -1;
 		}
-	snprintf(err, errlen, "multi-node jobs need the \"%s\" rendezvous "
-	    "backend, which this build of cgrun does not have yet", name);
+	snprintf(err, errlen, "--rdzv-backend: \"%s\" is not available "
+	    "(cgrun has c10d and static)", name);
 	return -1;
 }
 
