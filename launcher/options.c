@@ -634,6 +634,7 @@ opt_finish(struct cgrun_options *o, char *err, size_t errlen)
 	static const char *const methods[] = { "spawn", "fork", "forkserver",
 	    NULL };
 	static const char *const vis[] = { "all", "own", NULL };
+	static const char *const backends[] = { "static", "c10d", NULL };
 	enum options_result r;
 
 	if ((r = check_nnodes(o, err, errlen)) != OPTIONS_OK ||
@@ -645,6 +646,8 @@ opt_finish(struct cgrun_options *o, char *err, size_t errlen)
 	    (r = check_oneof(o->start_method, "start-method", methods, err,
 	    errlen)) != OPTIONS_OK ||
 	    (r = check_oneof(o->gpu_visibility, "gpu-visibility", vis, err,
+	    errlen)) != OPTIONS_OK ||
+	    (r = check_oneof(o->rdzv_backend, "rdzv-backend", backends, err,
 	    errlen)) != OPTIONS_OK)
 		return r;
 	if (o->module && o->no_python && !o->run_path)
