@@ -814,7 +814,10 @@ c10d_free(struct backend *b)
 		return;
 	if (c->bev != NULL) {
 		c10d_say(c, RDZV_OP_LEAVE);
-		/* One best-effort write: we are about to exit. */
+		/* One best-effort write: we are about to exit.  A socket
+		 * bufferevent keeps its output's front frozen (only it may
+		 * drain it), so thaw it first. */
+		evbuffer_unfreeze(bufferevent_get_output(c->bev), 1);
 		evbuffer_write(bufferevent_get_output(c->bev),
 		    bufferevent_getfd(c->bev));
 		bufferevent_free(c->bev);
