@@ -251,6 +251,16 @@ mkdir -p "$(dirname "$OUT")"
 		printf "- agent peak RSS under 8 MB: %s KiB, %s\n", rss, (rss + 0 > 0 && rss < 8192) ? m : n
 	}'
 	echo
+	echo "## Notes"
+	echo
+	echo "- Wall times include waiting for a CPU: read them with the load average above and the"
+	echo "  shell row (what starting 8 processes cost at that moment). CPU time barely depends on"
+	echo "  load: a launcher whose CPU time for a job exceeds a wall-time target cannot meet it on"
+	echo "  this machine even when idle."
+	echo "- Crash-to-restart includes noticing the exit: cgrun is woken by SIGCHLD, torchrun polls"
+	echo "  every --monitor_interval (0.1 s here). cgrun's VmHWM is the agent process with its"
+	echo "  embedded store; torchrun's is its Python agent (the store server is in-process too)."
+	echo
 	echo "Raw lines (launch_timer summaries; crash runs as first_ms last_ms vmhwm_kb):"
 	echo
 	echo '```'
