@@ -11,7 +11,9 @@
  * never releases or is released by an earlier round.  Restarts: use a
  * store from cgrun_rank_store_connect(), whose keys are per attempt, so a
  * restarted job starts every barrier afresh.  After a timeout that round is
- * spoiled for all ranks: the job is expected to fail and restart.
+ * spoiled for all ranks: the job is expected to fail and restart.  One
+ * name serves one group: groups of different ranks or sizes that share a
+ * store prefix need different names.
  *
  * Keys (under the handle's prefix): "cgrun/barrier/NAME/seq/RANK",
  * "cgrun/barrier/NAME/N/count", ".../N/arrived", ".../N/done"; the last
