@@ -93,7 +93,7 @@ ddp_wait() {
 }
 
 digest() {
-	sed -n 's/^\[rank0\]:final step=[0-9]* loss=[^ ]* sha256=\([0-9a-f]*\)$/\1/p' "$T/$1.n2.log"
+	sed -n 's/^\[rank0\]:final step=[0-9]* loss=[^ ]* sha256=\([0-9a-f]*\)$/\1/p' "$T/$1.n2.log" | tail -n 1
 }
 
 scen_worker() {
@@ -124,13 +124,20 @@ scen_worker() {
 			bad "run w$k: kill at ${delay}ds of $what"
 			continue
 		fi
+		left=$(pgrep -f "$T/w$k/ckpt" | tr '\n' ' ')
+		if [ -n "$left" ]; then
+			bad "run w$k: processes $left of the job outlived it"
+			kill -9 $left
+			continue
+		fi
 		d=$(digest "w$k")
 		if [ "$d" != "$ref" ] || ! cmp -s "$T/plain/final.pt" "$T/w$k/final.pt"; then
 			bad "run w$k: final weights $d differ (kill at ${delay}ds of $what)"
 			continue
 		fi
 		att=$(grep -c "workers started attempt=" "$T/w$k.n2.log")
-		echo "faults: worker run $k: SIGKILL at ${delay}ds of $what, attempts=$att, weights identical"
+		fin=$(grep -c '^\[rank0\]:final step=' "$T/w$k.n2.log")
+		echo "faults: worker run $k: SIGKILL at ${delay}ds of $what, attempts=$att, finals=$fin, weights identical"
 		OK=$((OK + 1))
 		rm -rf "$T/w$k"
 	done
