@@ -37,6 +37,7 @@ struct sim {
 	int			 k;
 	int			 connected, welcomed, statused, rounds, failed;
 	int			 wrong;		/* bad round contents */
+	int			 joined;	/* agents 0..joined-1 sent JOIN */
 	char			 run_id[64];
 	struct sockaddr_in	 sin;
 };
@@ -153,7 +154,7 @@ sim_keepalive(evutil_socket_t fd, short what, void *arg)
 	int i;
 
 	rdzv_proto_init(&m, RDZV_OP_KEEPALIVE);
-	for (i = 0; i < s->k; i++)
+	for (i = 0; i < s->joined; i++)	/* only after JOIN */
 		sim_send(s, i, &m);
 }
 
@@ -177,6 +178,7 @@ sim_join(struct sim *s, int i)
 	snprintf(m.addr, sizeof(m.addr), "127.0.0.1");
 	m.port = 29500;
 	sim_send(s, i, &m);
+	s->joined = i + 1;
 }
 
 /* Open agent i's connection and send the magic and HELLO. */

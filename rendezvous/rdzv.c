@@ -15,8 +15,12 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "auth.h"
 #include "log.h"
 #include "rdzv.h"
+
+/* Buckets of a job's node identity hash (resuming nodes are found in O(1)). */
+#define NODE_BUCKETS		1024
 
 /* How often waiting nodes hear about progress, at most. */
 #define STATUS_PERIOD_MS	1000
@@ -28,6 +32,7 @@ struct job;
 
 struct node {
 	TAILQ_ENTRY(node) entry;
+	struct node	*hnext;		/* identity hash chain */
 	struct job	*job;
 	struct rdzv_peer *peer;		/* NULL while disconnected */
 	char		*host;
@@ -58,6 +63,7 @@ struct job {
 	int		started;	/* a round was decided once */
 	uint64_t	seq;
 	TAILQ_HEAD(, node) nodes;
+	struct node	*hash[NODE_BUCKETS];	/* by (host, pid, local id) */
 	size_t		nnodes;
 	size_t		count[RDZV_N__COUNT];
 	struct event	*last_call;
@@ -75,12 +81,15 @@ struct rdzv {
 	TAILQ_HEAD(, job) jobs;
 	size_t		njobs;
 	struct rdzv_stats stats;	/* rdzv_stats() */
+	struct auth_key	*key;		/* rdzv_set_auth(); NULL: none */
 };
 
 struct rdzv_peer {
 	struct rdzv	*r;
 	void		*conn;
 	int		hello;
+	int		authing;	/* CHALLENGE sent, AUTH awaited */
+	char		snonce[AUTH_HEX_LEN + 1];
 	struct node	*node;
 };
 
@@ -166,6 +175,32 @@ node_alive(struct node *n)
 	evtimer_add(n->alive, &tv);
 }
 
+/* The hash bucket of a node identity (FNV-1a). */
+static size_t
+node_bucket(const char *host, uint32_t pid, uint32_t local_id)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *host != '\0'; host++)
+		h = (h ^ (unsigned char)*host) * 16777619u;
+	h = (h ^ pid) * 16777619u;
+	h = (h ^ local_id) * 16777619u;
+	return h % NODE_BUCKETS;
+}
+
+/* Take a node out of its job's identity hash. */
+static void
+node_unhash(struct node *n)
+{
+	struct node **pp = &n->job->hash[node_bucket(n->host, n->pid,
+	    n->local_id)];
+
+	while (*pp != NULL && *pp != n)
+		pp = &(*pp)->hnext;
+	if (*pp == n)
+		*pp = n->hnext;
+}
+
 /* Forget a node (dead, left, or its job is over). */
 static void
 node_remove(struct node *n)
@@ -173,6 +208,7 @@ node_remove(struct node *n)
 	struct job *j = n->job;
 
 	TAILQ_REMOVE(&j->nodes, n, entry);
+	node_unhash(n);
 	j->count[n->state]--;
 	j->nnodes--;
 	if (n->peer != NULL)
@@ -808,6 +844,8 @@ node_new(struct job *j, struct rdzv_peer *p, const struct rdzv_msg *m)
 	j->count[RDZV_N_NEW]++;
 	j->nnodes++;
 	TAILQ_INSERT_TAIL(&j->nodes, n, entry);
+	n->hnext = j->hash[node_bucket(n->host, n->pid, n->local_id)];
+	j->hash[node_bucket(n->host, n->pid, n->local_id)] = n;
 	node_alive(n);
 	return n;
 }
@@ -854,7 +892,8 @@ node_find(const struct job *j, const struct rdzv_msg *m)
 {
 	struct node *n;
 
-	TAILQ_FOREACH(n, &j->nodes, entry)
+	for (n = j->hash[node_bucket(m->host, m->pid, m->local_id)]; n != NULL;
+	    n = n->hnext)
 		if (n->pid == m->pid && n->local_id == m->local_id &&
 		    strcmp(n->host, m->host) == 0)
 			return n;
@@ -930,6 +969,75 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 	return 0;
 }
 
+/* Accept the peer: WELCOME with its version. */
+static int
+peer_welcome(struct rdzv_peer *p, uint16_t version)
+{
+	struct rdzv_msg w;
+
+	p->hello = 1;
+	rdzv_proto_init(&w, RDZV_OP_WELCOME);
+	w.version = version;
+	p->r->io.send(p->conn, &w, p->r->arg);
+	return 0;
+}
+
+/* The first frame: HELLO 1 without a token, HELLO 2 (CHALLENGE) with. */
+static int
+peer_hello(struct rdzv_peer *p, const struct rdzv_msg *m)
+{
+	struct rdzv_msg c;
+
+	if (m->op != RDZV_OP_HELLO)
+		return peer_error(p, "%s", "HELLO expected first");
+	if (m->version != RDZV_PROTO_VERSION &&
+	    m->version != RDZV_PROTO_VERSION_AUTH)
+		return peer_error(p, "%s", "unsupported protocol "
+		    "version (this server speaks 1 and 2)");
+	if (p->r->key == NULL && m->version == RDZV_PROTO_VERSION_AUTH)
+		return peer_error(p, "%s", "authentication refused: this "
+		    "server has no --auth-token-file");
+	if (p->r->key == NULL)
+		return peer_welcome(p, RDZV_PROTO_VERSION);
+	if (m->version != RDZV_PROTO_VERSION_AUTH) {
+		log_warnx("rdzv: refused a client without authentication");
+		return peer_error(p, "%s", "authentication required: this "
+		    "server needs --auth-token-file");
+	}
+	if (auth_nonce(p->snonce) == -1)
+		return peer_error(p, "%s", "no random nonce");
+	p->authing = 1;
+	rdzv_proto_init(&c, RDZV_OP_CHALLENGE);
+	memcpy(c.nonce, p->snonce, sizeof p->snonce);
+	p->r->io.send(p->conn, &c, p->r->arg);
+	return 0;
+}
+
+/* AUTH: check the client's proof, prove ourselves, WELCOME. */
+static int
+peer_auth(struct rdzv_peer *p, const struct rdzv_msg *m)
+{
+	struct rdzv_msg a;
+
+	if (m->op != RDZV_OP_AUTH)
+		return peer_error(p, "authentication required before %s",
+		    rdzv_proto_opname(m->op));
+	p->authing = 0;
+	if (!auth_verify(p->r->key, AUTH_ROLE_CLIENT, p->snonce, m->nonce,
+	    m->proof)) {
+		log_warnx("rdzv: authentication failed (wrong token)");
+		p->r->stats.auth_failures++;
+		return peer_error(p, "%s", "authentication failed: wrong "
+		    "auth token");
+	}
+	rdzv_proto_init(&a, RDZV_OP_AUTHOK);
+	if (auth_proof(p->r->key, AUTH_ROLE_SERVER, p->snonce, m->nonce,
+	    a.proof) == -1)
+		return peer_error(p, "%s", "bad client nonce");
+	p->r->io.send(p->conn, &a, p->r->arg);
+	return peer_welcome(p, RDZV_PROTO_VERSION_AUTH);
+}
+
 /* One message from a peer: the HELLO check, then node events. */
 int
 rdzv_peer_msg(struct rdzv_peer *p, const struct rdzv_msg *m)
@@ -937,20 +1045,11 @@ rdzv_peer_msg(struct rdzv_peer *p, const struct rdzv_msg *m)
 	static const enum ev node_ev[] = { [RDZV_OP_FAILED - 0x80] = EV_FAILED,
 	    [RDZV_OP_STOPPED - 0x80] = EV_STOPPED,
 	    [RDZV_OP_DONE - 0x80] = EV_DONE, [RDZV_OP_LEAVE - 0x80] = EV_GONE };
-	struct rdzv_msg w;
 
-	if (!p->hello) {
-		if (m->op != RDZV_OP_HELLO)
-			return peer_error(p, "%s", "HELLO expected first");
-		if (m->version != RDZV_PROTO_VERSION)
-			return peer_error(p, "%s", "unsupported protocol "
-			    "version (this server speaks 1)");
-		p->hello = 1;
-		rdzv_proto_init(&w, RDZV_OP_WELCOME);
-		w.version = RDZV_PROTO_VERSION;
-		p->r->io.send(p->conn, &w, p->r->arg);
-		return 0;
-	}
+	if (p->authing)
+		return peer_auth(p, m);
+	if (!p->hello)
+		return peer_hello(p, m);
 	switch (m->op) {
 	case RDZV_OP_JOIN:
 		return peer_join(p, m);
@@ -1055,7 +1154,26 @@ rdzv_free(struct rdzv *r)
 		return;
 	while (!TAILQ_EMPTY(&r->jobs))
 		job_free(TAILQ_FIRST(&r->jobs));
+	if (r->key != NULL)
+		auth_key_clear(r->key);
+	free(r->key);
 	free(r);
+}
+
+/* Require clients to prove they know key (NULL: no authentication). */
+int
+rdzv_set_auth(struct rdzv *r, const struct auth_key *key)
+{
+	if (r->key != NULL)
+		auth_key_clear(r->key);
+	free(r->key);
+	r->key = NULL;
+	if (key == NULL)
+		return 0;
+	if ((r->key = malloc(sizeof *r->key)) == NULL)
+		return -1;
+	*r->key = *key;
+	return 0;
 }
 
 /* Number of jobs the engine knows. */
