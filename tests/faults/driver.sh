@@ -109,17 +109,22 @@ scen_worker() {
 	k=0
 	while [ $k -lt "${FAULT_RUNS:-10}" ]; do
 		k=$((k + 1)) RUNS=$((RUNS + 1))
-		rnd "$span"; delay=$R
+		rnd $((span * 4 / 5)); delay=$R
 		rnd 4; victim=$R
 		ddp_start "w$k"
 		sleep "$(awk -v d="$delay" 'BEGIN { print d / 10 }')"
 		n=$((2 + victim / 2))
 		p=$(cat "$T/w$k.n$n.pid")
-		w=$(pgrep -P "$p" | sort -n | sed -n "$((victim % 2 + 1))p")
-		what="none (no worker running)"
-		if [ -n "$w" ] && kill -9 "$w" 2>/dev/null; then
-			INJ=$((INJ + 1)) what="pid $w (node $n, local $((victim % 2)))"
-		fi
+		what="none (the job ended first)"
+		while kill -0 "$p" 2>/dev/null; do
+			# between attempts: the next worker that appears
+			w=$(pgrep -P "$p" | sort -n | sed -n "$((victim % 2 + 1))p")
+			if [ -n "$w" ] && kill -9 "$w" 2>/dev/null; then
+				INJ=$((INJ + 1)) what="pid $w (node $n, local $((victim % 2)))"
+				break
+			fi
+			sleep 0.1
+		done
 		if ! ddp_wait "w$k"; then
 			bad "run w$k: kill at ${delay}ds of $what"
 			continue
