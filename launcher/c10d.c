@@ -30,6 +30,7 @@
 #include <event2/event.h>
 
 #include "agent.h"
+#include "auth.h"
 #include "backend.h"
 #include "c10d.h"
 #include "exitcodes.h"
@@ -76,12 +77,18 @@ struct c10d {
 	/* is_host: the engine in-process, on its own store */
 	struct store		*hstore;
 	struct rdzv		*engine;
+	/* --auth-token-file: protocol version 2 (auth.h) */
+	struct auth_key		*key;
+	char			 snonce[AUTH_HEX_LEN + 1];
+	char			 cnonce[AUTH_HEX_LEN + 1];
+	int			 authed;	/* the server proved itself */
 	/* what to tell the agent when lingering ends */
 	int			 end_status;	/* 0: finished */
 	char			 end_why[RDZV_TEXT_MAX + 1];
 };
 
 static void c10d_connect(struct c10d *);
+static void c10d_join(struct c10d *);
 
 /* Move the client to a new state. */
 static void
@@ -344,7 +351,8 @@ c10d_try_host(struct c10d *c)
 		return;
 	if (store_listen(c->hstore, c->host, c->port, &bound, err,
 	    sizeof(err)) == -1 ||
-	    (c->engine = rdzv_attach(c->hstore, c->hdr.base)) == NULL) {
+	    (c->engine = rdzv_attach(c->hstore, c->hdr.base)) == NULL ||
+	    rdzv_set_auth(c->engine, c->key) == -1) {
 		log_info("c10d: not hosting the rendezvous on %s:%d: %s",
 		    c->host, c->port, err);
 		store_free(c->hstore);
@@ -500,13 +508,55 @@ c10d_fail_msg(struct c10d *c, const struct rdzv_msg *m)
 	c10d_over(c, status, why);
 }
 
+/* CHALLENGE: answer with our nonce and proof, then JOIN. */
+static void
+c10d_auth(struct c10d *c, const struct rdzv_msg *m)
+{
+	struct rdzv_msg a;
+
+	if (c->key == NULL) {
+		c10d_over(c, CGRUN_EXIT_RDZV, "the rendezvous server requires "
+		    "authentication: give cgrun --auth-token-file");
+		return;
+	}
+	snprintf(c->snonce, sizeof(c->snonce), "%s", m->nonce);
+	rdzv_proto_init(&a, RDZV_OP_AUTH);
+	if (auth_nonce(c->cnonce) == -1 || auth_proof(c->key, AUTH_ROLE_CLIENT,
+	    c->snonce, c->cnonce, a.proof) == -1) {
+		c10d_over(c, CGRUN_EXIT_RDZV, "bad authentication challenge "
+		    "from the rendezvous server");
+		return;
+	}
+	memcpy(a.nonce, c->cnonce, sizeof(c->cnonce));
+	c10d_send(c, &a);
+	c10d_join(c);
+}
+
 /* One message from the server. */
 static void
 c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 {
 	char why[RDZV_TEXT_MAX + 64];
 
+	if (c->key != NULL && !c->authed && m->op != RDZV_OP_CHALLENGE &&
+	    m->op != RDZV_OP_AUTHOK && m->op != RDZV_OP_ERROR) {
+		c10d_over(c, CGRUN_EXIT_RDZV, "the rendezvous server did not "
+		    "authenticate (has it no --auth-token-file?)");
+		return;
+	}
 	switch (m->op) {
+	case RDZV_OP_CHALLENGE:
+		c10d_auth(c, m);
+		break;
+	case RDZV_OP_AUTHOK:
+		if (c->key == NULL || !auth_verify(c->key, AUTH_ROLE_SERVER,
+		    c->snonce, c->cnonce, m->proof)) {
+			c10d_over(c, CGRUN_EXIT_RDZV, "the rendezvous server "
+			    "failed to prove it knows the auth token");
+			break;
+		}
+		c->authed = 1;
+		break;
 	case RDZV_OP_WELCOME:
 		break;
 	case RDZV_OP_STATUS:
@@ -604,8 +654,6 @@ c10d_hello(struct c10d *c)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	struct rdzv_msg m;
-	struct timeval tv = { c->conf.keepalive_ms / 1000,
-	    (c->conf.keepalive_ms % 1000) * 1000 };
 
 	if (c->cfg.opts->local_addr != NULL)
 		snprintf(c->store_addr, sizeof(c->store_addr), "%s",
@@ -616,9 +664,26 @@ c10d_hello(struct c10d *c)
 		    sizeof(c->store_addr), NULL, 0, NI_NUMERICHOST);
 	bufferevent_write(c->bev, WIRE_NATIVE_MAGIC, WIRE_NATIVE_MAGIC_LEN);
 	c->live = 1;
+	c->authed = 0;
 	rdzv_proto_init(&m, RDZV_OP_HELLO);
-	m.version = RDZV_PROTO_VERSION;
+	m.version = c->key != NULL ? RDZV_PROTO_VERSION_AUTH :
+	    RDZV_PROTO_VERSION;
 	c10d_send(c, &m);
+	if (c->key == NULL) {
+		c10d_join(c);
+		return;
+	}
+	event_del(c->keepalive);	/* nothing but AUTH before the proof */
+}
+
+/* JOIN (after HELLO, or after AUTH), keep-alives, resume. */
+static void
+c10d_join(struct c10d *c)
+{
+	struct rdzv_msg m;
+	struct timeval tv = { c->conf.keepalive_ms / 1000,
+	    (c->conf.keepalive_ms % 1000) * 1000 };
+
 	rdzv_proto_init(&m, RDZV_OP_JOIN);
 	snprintf(m.run_id, sizeof(m.run_id), "%s", c->run_id);
 	snprintf(m.host, sizeof(m.host), "%s", c->me);
@@ -831,6 +896,9 @@ c10d_free(struct backend *b)
 	rdzv_free(c->engine);
 	if (c->hstore != NULL)
 		store_free(c->hstore);
+	if (c->key != NULL)
+		auth_key_clear(c->key);
+	free(c->key);
 	free(c);
 }
 
@@ -884,6 +952,15 @@ c10d_new(struct event_base *base, const struct agent_config *cfg,
 	    &c->port, C10D_DEFAULT_PORT) == -1) {
 		snprintf(err, errlen, "--rdzv-endpoint %s: expected HOST[:PORT]",
 		    o->rdzv_endpoint ? o->rdzv_endpoint : "(none given)");
+		free(c);
+		return NULL;
+	}
+	if (o->auth_token_file != NULL && ((c->key = malloc(sizeof(*c->key)))
+	    == NULL || auth_key_load(c->key, o->auth_token_file, err, errlen)
+	    == -1)) {
+		if (c->key == NULL)
+			snprintf(err, errlen, "out of memory");
+		free(c->key);
 		free(c);
 		return NULL;
 	}

@@ -95,6 +95,8 @@ static const struct opt_def opt_table[] = {
 	  "store port (static backend, default 29500)" },
 	{ "local-addr", 0, K_STR, 1, F(local_addr), "HOST",
 	  "address this node advertises (default: its host name)" },
+	{ "auth-token-file", 0, K_STR, 0, F(auth_token_file), "FILE",
+	  "c10d: prove this agent knows the secret in FILE to cgrun-rdzvd" },
 	{ "logs-specs", 0, K_STR, 0, F(logs_specs), "NAME",
 	  "accepted for compatibility; only the default layout exists" },
 	{ "numa-binding", 0, K_STR, 0, F(numa_binding),

@@ -76,6 +76,7 @@ struct cgrun_options {
 	char	*cpu_bind;
 	char	*gpu_visibility;
 	char	*mem_bind;			/* placement.h: preferred|bind|none */
+	char	*auth_token_file;		/* c10d: shared secret (auth.h) */
 	/* the worker command */
 	char	*script;
 	char   **script_args;			/* NULL-terminated, not owned */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "config.h"
 #include "log.h"
 
@@ -48,6 +49,10 @@ const struct config_opt config_opts[] = {
 	  "warn, info or debug" },
 	{ "shutdown-timeout", CONFIG_T_UINT, OFF(shutdown_timeout_ms), 0,
 	  600000ULL, "MS", "time given to flush goodbyes to peers on SIGTERM" },
+	{ "auth-token-file", CONFIG_T_STR, OFF(auth_token_file), 0, 0, "FILE",
+	  "agents must prove they know the secret in FILE (mode 600)" },
+	{ "tcpstore-allow", CONFIG_T_STR, OFF(tcpstore_allow), 0, 0,
+	  "CIDR[,CIDR]", "only these addresses may use the TCPStore protocol" },
 };
 const size_t config_nopts = sizeof config_opts / sizeof config_opts[0];
 
@@ -416,6 +421,7 @@ int
 config_check(const struct rdzvd_config *cfg, char *err, size_t errlen)
 {
 	const struct store_limits *l = &cfg->limits;
+	struct acl acl;
 
 	if (l->max_inbuf < l->max_key || l->max_inbuf < 64)
 		return config_err(err, errlen, "max-input (%zu) must be at "
@@ -423,6 +429,9 @@ config_check(const struct rdzvd_config *cfg, char *err, size_t errlen)
 	if (cfg->http_port > 0 && cfg->http_port == cfg->port)
 		return config_err(err, errlen, "http-port and port are both %d",
 		    cfg->port);
+	if (cfg->tcpstore_allow[0] != '\0' &&
+	    acl_parse(&acl, cfg->tcpstore_allow, err, errlen) == -1)
+		return -1;
 	return 0;
 }
 
@@ -452,6 +461,10 @@ config_dump(const struct rdzvd_config *cfg, FILE *fp)
 	fprintf(fp, "log-level = %s\nshutdown-timeout = %u\n",
 	    levels[cfg->log_level >= 0 && cfg->log_level <= 2 ?
 	    cfg->log_level : 0], cfg->shutdown_timeout_ms);
+	if (cfg->auth_token_file[0] != '\0')
+		fprintf(fp, "auth-token-file = %s\n", cfg->auth_token_file);
+	if (cfg->tcpstore_allow[0] != '\0')
+		fprintf(fp, "tcpstore-allow = %s\n", cfg->tcpstore_allow);
 }
 
 /* One "--key=ARG  help" line per table row, for --help. */

@@ -48,6 +48,8 @@ struct rdzvd_config {
 	int	log_level;		/* LOG_LVL_* */
 	unsigned shutdown_timeout_ms;	/* flush time for peers on SIGTERM */
 	unsigned watchdog_ms;		/* 0: from WATCHDOG_USEC, if any */
+	char	auth_token_file[CONFIG_HOST_MAX];	/* "": no auth */
+	char	tcpstore_allow[CONFIG_HOST_MAX];	/* CIDR list; "": any */
 	int	hosts_from_file;	/* internal: first flag replaces them */
 };
 

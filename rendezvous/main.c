@@ -25,6 +25,7 @@
 
 #include <event2/event.h>
 
+#include "auth.h"
 #include "config.h"
 #include "http.h"
 #include "log.h"
@@ -361,6 +362,27 @@ rdzvd_signal(evutil_socket_t sig, short what, void *arg)
 	event_add(d->shutdown, &tv);
 }
 
+/* --auth-token-file and --tcpstore-allow: fatal when unusable. */
+static void
+rdzvd_security(struct rdzvd *d)
+{
+	struct auth_key key;
+	char err[512];
+
+	if (d->cfg.auth_token_file[0] != '\0') {
+		if (auth_key_load(&key, d->cfg.auth_token_file, err,
+		    sizeof err) == -1)
+			fatalx("%s", err);
+		if (rdzv_set_auth(d->rdzv, &key) == -1)
+			fatalx("rdzv_set_auth: out of memory");
+		auth_key_clear(&key);
+		log_info("native clients must authenticate (auth-token-file)");
+	}
+	if (d->cfg.tcpstore_allow[0] != '\0' && store_set_tcpstore_allow(
+	    d->store, d->cfg.tcpstore_allow, err, sizeof err) == -1)
+		fatalx("tcpstore-allow: %s", err);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -386,6 +408,7 @@ main(int argc, char **argv)
 		fatalx("store_new: out of memory");
 	if ((d.rdzv = rdzv_attach(d.store, d.base)) == NULL)	/* engine */
 		fatalx("rdzv_attach: out of memory");
+	rdzvd_security(&d);
 	rdzvd_listen_or_adopt(&d, &http_fd);
 	rdzvd_http(&d, http_fd);
 	if (!d.foreground)

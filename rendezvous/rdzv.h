@@ -77,8 +77,15 @@ struct rdzv_stats {
 	uint64_t	rounds;		/* rounds decided */
 	uint64_t	restarts;	/* restarts spent on worker failures */
 	uint64_t	nodes_dead;	/* nodes whose keep-alives stopped */
+	uint64_t	auth_failures;	/* AUTH with a wrong proof */
 };
 void	rdzv_stats(const struct rdzv *, struct rdzv_stats *);
+
+/* Require the native handshake of protocol version 2 (auth.h): clients
+ * must prove they know key (copied; NULL: no authentication).  -1 on
+ * ENOMEM. */
+struct auth_key;
+int	rdzv_set_auth(struct rdzv *, const struct auth_key *);
 
 /* One job and one node as rdzv_walk() shows them (cgrun-rdzvd's /status). */
 struct rdzv_job_view {

@@ -48,6 +48,8 @@ static const struct opdesc opdescs[] = {
 	{ RDZV_OP_STOPPED, "STOPPED", 0, { { F_U8, 0, 0 } } },
 	{ RDZV_OP_DONE, "DONE", 0, { { F_U8, 0, 0 } } },
 	{ RDZV_OP_LEAVE, "LEAVE", 0, { { F_U8, 0, 0 } } },
+	{ RDZV_OP_AUTH, "AUTH", 2, {
+	    STR(nonce, RDZV_NONCE_MAX), STR(proof, RDZV_NONCE_MAX) } },
 	{ RDZV_OP_WELCOME, "WELCOME", 1, { U16(version) } },
 	{ RDZV_OP_STATUS, "STATUS", 6, {
 	    U32(round, ANY), U32(joined, ANY), U32(min_nodes, ANY),
@@ -62,6 +64,8 @@ static const struct opdesc opdescs[] = {
 	{ RDZV_OP_FAIL, "FAIL", 2, {
 	    U8(reason, 255), STR(text, RDZV_TEXT_MAX) } },
 	{ RDZV_OP_ERROR, "ERROR", 1, { STR(text, RDZV_TEXT_MAX) } },
+	{ RDZV_OP_CHALLENGE, "CHALLENGE", 1, { STR(nonce, RDZV_NONCE_MAX) } },
+	{ RDZV_OP_AUTHOK, "AUTHOK", 1, { STR(proof, RDZV_NONCE_MAX) } },
 };
 
 /* The table entry of op, or NULL. */

@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #define RDZV_PROTO_VERSION	1
+#define RDZV_PROTO_VERSION_AUTH	2	/* HELLO: I authenticate (auth.h) */
 
 /* Named maxima of every variable field (bytes, without a NUL). */
 #define RDZV_FRAME_MAX		2048	/* length field of one frame */
@@ -32,6 +33,7 @@
 #define RDZV_NODES_MAX		100000	/* --nnodes MAX */
 #define RDZV_NPROC_MAX		65536	/* workers on one node */
 #define RDZV_TIMEOUT_MAX	(7u * 24 * 3600 * 1000)	/* any _ms field */
+#define RDZV_NONCE_MAX		64	/* hex nonce or proof (auth.h) */
 
 /* Opcodes.  Client to server: */
 #define RDZV_OP_HELLO		0x80	/* version */
@@ -41,6 +43,7 @@
 #define RDZV_OP_STOPPED		0x84	/* my workers stopped after RESTART */
 #define RDZV_OP_DONE		0x85	/* my workers all exited 0 */
 #define RDZV_OP_LEAVE		0x86	/* I leave the job (not closing it) */
+#define RDZV_OP_AUTH		0x87	/* v2: my nonce and proof */
 /* Server to client: */
 #define RDZV_OP_WELCOME		0xC0	/* version accepted */
 #define RDZV_OP_STATUS		0xC1	/* progress of the round being formed */
@@ -49,6 +52,8 @@
 #define RDZV_OP_FINISHED	0xC4	/* every node done: exit 0 */
 #define RDZV_OP_FAIL		0xC5	/* the job cannot go on: exit */
 #define RDZV_OP_ERROR		0xC6	/* protocol error; connection closes */
+#define RDZV_OP_CHALLENGE	0xC7	/* v2: the server's nonce */
+#define RDZV_OP_AUTHOK		0xC8	/* v2: the server's proof */
 
 /* FAIL reasons. */
 #define RDZV_FAIL_TIMEOUT	1	/* join_timeout passed before a round */
@@ -102,6 +107,8 @@ struct rdzv_msg {
 	uint32_t	restart_count;		/* ROUND */
 	uint8_t		reason;			/* FAIL */
 	char		text[RDZV_TEXT_MAX + 1];	/* FAILED RESTART FAIL ERROR */
+	char		nonce[RDZV_NONCE_MAX + 1];	/* AUTH CHALLENGE */
+	char		proof[RDZV_NONCE_MAX + 1];	/* AUTH AUTHOK */
 };
 
 /* The op's name ("JOIN"), or NULL for an unknown op. */

@@ -38,6 +38,7 @@
 
 #include "kv.h"
 #include "log.h"
+#include "acl.h"
 #include "store.h"
 #include "wire.h"
 
@@ -66,7 +67,8 @@ struct store_conn {
 	int			 fd;
 	enum wire_dialect	 dialect;
 	unsigned		 dead:1, closing:1, on_flushq:1,
-				 validated:1, slow:1;
+				 validated:1, slow:1,
+				 tcpstore_ok:1;	/* tcpstore-allow */
 	struct event		 rev, wev, idle;
 	uint8_t			*ibuf;	/* partial request, from its start */
 	size_t			 ilen, icap;
@@ -87,6 +89,7 @@ struct store {
 	struct store_native_ops	 native;
 	void			*native_arg;
 	int			 has_native;
+	struct acl		*tcpstore_allow;	/* NULL: anyone */
 	TAILQ_HEAD(, store_listener) listeners;
 	struct store_connq	 conns, dead, flushq;
 	size_t			 nconns;
@@ -735,6 +738,11 @@ store_conn_process(struct store_conn *c, const uint8_t *buf, size_t len)
 				store_go_native(c, buf + off, len - off);
 				return len;
 			}
+			if (!c->tcpstore_ok) {
+				store_conn_drop(c, LOG_LVL_WARN, "TCPStore client "
+				    "refused: not in tcpstore-allow");
+				return len;
+			}
 		}
 		ws = wire_parse(c->dialect, buf + off, len - off,
 		    &c->st->wlim, &c->req, &used);
@@ -900,6 +908,8 @@ store_conn_new(struct store *st, int fd, const struct sockaddr *sa,
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 #endif	/* Linux: inherited from the listener (store_bind_one) */
 	store_addr_text(sa, salen, c->peer, sizeof c->peer);
+	c->tcpstore_ok = st->tcpstore_allow == NULL ||
+	    acl_match(st->tcpstore_allow, sa, salen);
 	event_assign(&c->rev, st->base, fd, EV_READ | EV_PERSIST,
 	    store_conn_readcb, c);
 	event_assign(&c->wev, st->base, fd, EV_WRITE | EV_PERSIST,
@@ -1202,6 +1212,7 @@ store_free(struct store *st)
 	store_reapcb(-1, 0, st);
 	kv_free(st->kv);
 	event_free(st->reaper);
+	free(st->tcpstore_allow);
 	free(st);
 }
 
@@ -1222,6 +1233,28 @@ store_reset(struct store *st)
 		if (c->dialect == WIRE_V1 || c->dialect == WIRE_V2)
 			store_conn_drop(c, LOG_LVL_DEBUG, "store reset");
 	}
+}
+
+/* Only peers in list may speak the TCPStore dialects (NULL: anyone). */
+int
+store_set_tcpstore_allow(struct store *st, const char *list, char *err,
+    size_t errlen)
+{
+	struct acl *a = NULL;
+
+	if (list != NULL) {
+		if ((a = malloc(sizeof *a)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (acl_parse(a, list, err, errlen) == -1) {
+			free(a);
+			return -1;
+		}
+	}
+	free(st->tcpstore_allow);
+	st->tcpstore_allow = a;
+	return 0;
 }
 
 /* Hand native-protocol connections to ops (NULL: refuse them). */

@@ -57,6 +57,11 @@ int	store_adopt_listener(struct store *, int fd, char *err, size_t errlen);
 void	store_reset(struct store *);
 
 void	store_set_native(struct store *, const struct store_native_ops *, void *arg);
+/* Only peers in the CIDR list (acl.h) may speak the TCPStore dialects;
+ * others are dropped once their first bytes show it (native clients
+ * authenticate instead).  NULL: anyone.  -1 with err on a bad list. */
+int	store_set_tcpstore_allow(struct store *, const char *list, char *err,
+	    size_t errlen);
 
 /* Counters for cgrun-rdzvd's /metrics (http.c); open connections, waiters
  * and keys are counted when asked, the rest as they happen. */

@@ -1,0 +1,197 @@
+/*
+ * auth.c: shared-secret challenge-response (auth.h): token files, nonces
+ * and HMAC-SHA256 proofs from OpenSSL's libcrypto.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include "auth.h"
+
+static const char auth_labels[2][21] = { "cgrun-auth-v2 client",
+	"cgrun-auth-v2 server" };
+
+/* Format an error into the caller's buffer; -1. */
+static int __attribute__((format(printf, 3, 4)))
+auth_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* Refuse a token file others can read or change. */
+static int
+auth_check_mode(const struct stat *sb, const char *path, char *err,
+    size_t errlen)
+{
+	if (!S_ISREG(sb->st_mode))
+		return auth_err(err, errlen, "auth token file %s: not a "
+		    "regular file", path);
+	if (sb->st_mode & (S_IRWXO | S_IWGRP))
+		return auth_err(err, errlen, "auth token file %s: permissions "
+		    "%04o are too open (others may read or change the "
+		    "secret); chmod 600 it", path,
+		    (unsigned)(sb->st_mode & 07777));
+	return 0;
+}
+
+/* Read the token file into k (see auth.h). */
+int
+auth_key_load(struct auth_key *k, const char *path, char *err, size_t errlen)
+{
+	struct stat sb;
+	ssize_t n;
+	size_t len = 0;
+	int fd;
+
+	memset(k, 0, sizeof *k);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1)
+		return auth_err(err, errlen, "auth token file %s: %s", path,
+		    strerror(errno));
+	if (fstat(fd, &sb) == -1) {
+		n = errno;
+		close(fd);
+		return auth_err(err, errlen, "auth token file %s: %s", path,
+		    strerror((int)n));
+	}
+	if (auth_check_mode(&sb, path, err, errlen) == -1) {
+		close(fd);
+		return -1;
+	}
+	while (len < sizeof k->bytes &&
+	    (n = read(fd, k->bytes + len, sizeof k->bytes - len)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			close(fd);
+			auth_key_clear(k);
+			return auth_err(err, errlen, "auth token file %s: %s",
+			    path, strerror(errno));
+		}
+		len += (size_t)n;
+	}
+	n = len == sizeof k->bytes ? read(fd, &sb, 1) : 0;
+	close(fd);
+	if (n > 0) {
+		auth_key_clear(k);
+		return auth_err(err, errlen, "auth token file %s: over %d "
+		    "bytes", path, AUTH_TOKEN_MAX);
+	}
+	while (len > 0 && (k->bytes[len - 1] == '\n' ||
+	    k->bytes[len - 1] == '\r' || k->bytes[len - 1] == ' ' ||
+	    k->bytes[len - 1] == '\t'))
+		len--;
+	if (len < AUTH_TOKEN_MIN) {
+		auth_key_clear(k);
+		return auth_err(err, errlen, "auth token file %s: token of "
+		    "%zu bytes, at least %d needed (e.g. openssl rand -hex 32)",
+		    path, len, AUTH_TOKEN_MIN);
+	}
+	k->len = len;
+	return 0;
+}
+
+/* Bytes as lowercase hex with a NUL. */
+static void
+auth_hex(const unsigned char *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* A fresh random nonce as hex. */
+int
+auth_nonce(char out[AUTH_HEX_LEN + 1])
+{
+	unsigned char b[AUTH_NONCE_BYTES];
+
+	if (RAND_bytes(b, sizeof b) != 1)
+		return -1;
+	auth_hex(b, sizeof b, out);
+	return 0;
+}
+
+/* 1 if s is exactly AUTH_HEX_LEN lowercase hex digits. */
+static int
+auth_is_hex(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < AUTH_HEX_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' &&
+		    s[i] <= 'f')))
+			return 0;
+	return s[AUTH_HEX_LEN] == '\0';
+}
+
+/* HMAC-SHA256(key, label NUL snonce NUL cnonce) as hex. */
+int
+auth_proof(const struct auth_key *k, int role, const char *snonce,
+    const char *cnonce, char out[AUTH_HEX_LEN + 1])
+{
+	unsigned char msg[sizeof auth_labels[0] + 2 * (AUTH_HEX_LEN + 1)];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	size_t off = 0;
+
+	if ((role != AUTH_ROLE_CLIENT && role != AUTH_ROLE_SERVER) ||
+	    !auth_is_hex(snonce) || !auth_is_hex(cnonce) || k->len == 0)
+		return -1;
+	memcpy(msg, auth_labels[role], sizeof auth_labels[role]);
+	off += sizeof auth_labels[role];	/* with its NUL */
+	memcpy(msg + off, snonce, AUTH_HEX_LEN + 1);
+	off += AUTH_HEX_LEN + 1;
+	memcpy(msg + off, cnonce, AUTH_HEX_LEN);
+	off += AUTH_HEX_LEN;
+	if (HMAC(EVP_sha256(), k->bytes, (int)k->len, msg, off, md,
+	    &mdlen) == NULL || mdlen != 32)
+		return -1;
+	auth_hex(md, mdlen, out);
+	OPENSSL_cleanse(md, sizeof md);
+	return 0;
+}
+
+/* 1 if got is role's proof over the nonces. */
+int
+auth_verify(const struct auth_key *k, int role, const char *snonce,
+    const char *cnonce, const char *got)
+{
+	char want[AUTH_HEX_LEN + 1];
+	int ok;
+
+	if (got == NULL || strlen(got) != AUTH_HEX_LEN ||
+	    auth_proof(k, role, snonce, cnonce, want) == -1)
+		return 0;
+	ok = CRYPTO_memcmp(want, got, AUTH_HEX_LEN) == 0;
+	OPENSSL_cleanse(want, sizeof want);
+	return ok;
+}
+
+/* Wipe the key. */
+void
+auth_key_clear(struct auth_key *k)
+{
+	OPENSSL_cleanse(k, sizeof *k);
+}
