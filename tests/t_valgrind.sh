@@ -11,6 +11,8 @@ command -v valgrind >/dev/null 2>&1 || skip "valgrind not installed (apt-get ins
 need_torch113
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 [ -x "$CGRUN" ] && [ -x "$RDZVD" ] || { echo "FAIL: $CGRUN or $RDZVD not built"; exit 1; }
+ldd "$RDZVD" | grep -q -E 'lib(asan|ubsan|tsan)' &&
+	skip "$RDZVD is a sanitizer build (valgrind cannot run it; the sanitizers check it)"
 VG="valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
  --show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect
  --suppressions=$TOP/tests/valgrind.supp --log-file=$T/vg.%p.log"
