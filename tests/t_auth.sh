@@ -1,0 +1,82 @@
+#!/bin/sh
+# Authentication and the TCPStore address list, end to end: cgrun-rdzvd
+# with --auth-token-file serves two agents that know the token (a 2-node
+# job finishes); an agent with a wrong token, without one, or whose token
+# file others can read is refused with a clear message; an agent with a
+# token refuses a daemon that has none.  With --tcpstore-allow, a TCPStore
+# client (a torch 2.x VALIDATE + PING handshake) from an address
+# outside the list is dropped, one inside it is served.
+. "$CGRUN_TOP/tests/interop/lib.sh"
+. "$CGRUN_TOP/tests/multinode/lib.sh"
+fail() { echo "FAIL: $*"; for f in "$T"/*.log; do echo "== $f"; tail -n 8 "$f"; done; exit 1; }
+
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/token"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/wrong"
+chmod 600 "$T/token" "$T/wrong"
+cp "$T/token" "$T/open" && chmod 644 "$T/open"
+
+start_rdzvd --auth-token-file "$T/token" --tcpstore-allow 127.0.0.3/32,::1
+cat >"$T/w.sh" <<'EOS'
+#!/bin/sh
+echo "rank $RANK of $WORLD_SIZE"
+EOS
+chmod +x "$T/w.sh"
+
+# A 2-node job whose agents know the token.
+for n in 2 3; do
+	agent "ok$n" 127.0.0.$n --nnodes=2 --nproc-per-node=1 --rdzv-id=auth-ok \
+		--rdzv-conf="$FAST_CONF" --auth-token-file="$T/token" --no-python "$T/w.sh"
+done
+expect_exit ok2 60 0
+expect_exit ok3 60 0
+grep -q "rank 1 of 2" "$T/ok3.log" || grep -q "rank 1 of 2" "$T/ok2.log" || fail "no worker of rank 1"
+
+# refused NAME RC TEXT ARGS...: the agent exits RC saying TEXT.
+refused() {
+	name=$1 rc=$2 text=$3
+	shift 3
+	agent "$name" 127.0.0.2 --nnodes=1 --nproc-per-node=1 --rdzv-id="auth-$name" \
+		--rdzv-conf="$FAST_CONF" "$@" --no-python "$T/w.sh"
+	expect_exit "$name" 30 "$rc"
+	grep -q "$text" "$T/$name.log" || fail "$name: no \"$text\" in its output"
+	if grep -q "rank 0 of" "$T/$name.log"; then fail "$name: a worker ran"; fi
+	echo "ok: $name refused: $(grep -m1 "$text" "$T/$name.log")"
+}
+refused wrong 75 "authentication failed: wrong auth token" --auth-token-file="$T/wrong"
+refused none 75 "authentication required" 
+refused open 2 "permissions 0644 are too open" --auth-token-file="$T/open"
+grep -q "authentication failed (wrong token)" "$T/rdzvd.log" || fail "the daemon did not log the failure"
+
+# A daemon without a token: an agent with one does not trust it.
+A_PID=$RDZVD_PID A_PORT=$RDZVD_PORT
+mv "$T/rdzvd.out" "$T/rdzvd-a.out"
+mv "$T/rdzvd.log" "$T/rdzvd-a.log"	# the first daemon goes on writing it
+: >"$T/rdzvd.out"
+start_rdzvd
+refused plain 75 "authentication refused: this server has no --auth-token-file" \
+	--auth-token-file="$T/token"
+RDZVD_PID=$A_PID RDZVD_PORT=$A_PORT
+
+# tcpstore-allow: 127.0.0.3 (and ::1) may use the store; 127.0.0.2 may not.
+# probe SOURCE: a torch 2.x handshake (VALIDATE, PING) from SOURCE.
+probe() {
+	"$PY113" - "$1" "$RDZVD_PORT" <<'EOP'
+import socket, struct, sys
+s = socket.socket()
+s.settimeout(10)
+s.bind((sys.argv[1], 0))
+s.connect(("127.0.0.1", int(sys.argv[2])))
+# torch 2.x: VALIDATE (op 0) with the magic, then PING (op 13) with a number.
+s.sendall(bytes([0]) + struct.pack("<I", 0x3C85F7CE) + bytes([13]) + struct.pack("<I", 77))
+try:
+    r = s.recv(4)
+except ConnectionResetError:
+    r = b""
+print("served" if r == struct.pack("<I", 77) else "dropped %r" % r)
+EOP
+}
+a=$(probe 127.0.0.3) b=$(probe 127.0.0.2)
+[ "$a" = served ] || fail "TCPStore client from 127.0.0.3 (allowed): $a"
+case $b in dropped*) ;; *) fail "TCPStore client from 127.0.0.2 (not allowed): $b" ;; esac
+grep -q "not in tcpstore-allow" "$T/rdzvd-a.log" || fail "no refusal logged"
+echo "ok: tcpstore-allow: 127.0.0.3 $a, 127.0.0.2 $b"
