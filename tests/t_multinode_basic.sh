@@ -25,7 +25,7 @@ def reply(payload):
         data += d
 cases = [
     (b"\xff\xff\xff\x7f", b"frame longer than RDZV_FRAME_MAX"),
-    (struct.pack("<IBH", 3, 0x80, 2), b"unsupported protocol version"),
+    (struct.pack("<IBH", 3, 0x80, 99), b"unsupported protocol version"),
     (struct.pack("<IB", 1, 0x82), b"HELLO expected first"),
     (struct.pack("<IBH", 3, 0x80, 1) + struct.pack("<IB", 1, 0x03), b"unknown op"),
 ]
