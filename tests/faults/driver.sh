@@ -254,6 +254,11 @@ rdzvd_case() {
 		wait "$q"; rc=$?
 		[ "$rc" = 0 ] || { bad "rdzvd case $1: node $n exited $rc"; tail -n 20 "$T/r$1n$n.log"; return; }
 	done
+	for n in 2 3; do
+		grep -q "lost the connection to" "$T/r$1n$n.log" &&
+			grep -q "connection to .* restored" "$T/r$1n$n.log" ||
+			{ bad "rdzvd case $1: node $n did not reconnect"; tail -n 20 "$T/r$1n$n.log"; return; }
+	done
 	echo "faults: rdzvd case $1: daemon SIGKILLed and restarted, workers ($before) untouched, next round formed, both nodes exited 0"
 	OK=$((OK + 1))
 }
@@ -282,6 +287,10 @@ scen_netns() {
 		fi
 		INJ=$((INJ + 1))
 		[ $rc = 0 ] || { bad "netns run $k exited $rc: $(echo "$out" | tail -n 5)"; continue; }
+		# keep-alive window 3 s (FAST_CONF), then a new round and exits
+		secs=$(echo "$out" | sed -n 's/.*declared dead after \([0-9]*\) s.*/\1/p')
+		[ -n "$secs" ] && [ "$secs" -le 15 ] ||
+			{ bad "netns run $k: partition seen after ${secs:-?} s (over 15)"; continue; }
 		echo "faults: netns run $k ($(( $(date +%s) - t0 )) s): $(echo "$out" | tail -n 1)"
 		OK=$((OK + 1))
 	done
