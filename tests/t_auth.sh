@@ -80,3 +80,27 @@ a=$(probe 127.0.0.3) b=$(probe 127.0.0.2)
 case $b in dropped*) ;; *) fail "TCPStore client from 127.0.0.2 (not allowed): $b" ;; esac
 grep -q "not in tcpstore-allow" "$T/rdzvd-a.log" || fail "no refusal logged"
 echo "ok: tcpstore-allow: 127.0.0.3 $a, 127.0.0.2 $b"
+
+# An agent that hosts the rendezvous in-process (endpoint 127.0.0.1 on a
+# free port, no daemon) requires the token too: a node with it joins, one
+# with a wrong token is refused (the host waits for a second node).
+RDZVD_PORT=$("$PY113" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+for n in 2 3; do
+	agent "h$n" 127.0.0.$n --nnodes=2 --nproc-per-node=1 --rdzv-id=auth-host -v \
+		--rdzv-conf="$FAST_CONF" --auth-token-file="$T/token" --no-python "$T/w.sh"
+done
+expect_exit h2 60 0
+expect_exit h3 60 0
+[ "$(grep -l 'c10d: hosting the rendezvous on' "$T/h2.log" "$T/h3.log" | wc -l)" -eq 1 ] ||
+	fail "want exactly one agent hosting the rendezvous"
+agent hostx 127.0.0.2 --nnodes=2 --nproc-per-node=1 --rdzv-id=auth-host2 -v \
+	--rdzv-conf="$FAST_CONF" --auth-token-file="$T/token" --no-python "$T/w.sh"
+wait_file "$T/hostx.log" "$(agent_pid hostx)" 20 "the hosting agent's log"
+i=0
+until grep -q 'c10d: hosting the rendezvous on' "$T/hostx.log"; do
+	[ $i -ge 200 ] && fail "hostx does not host the rendezvous after 20 s"
+	sleep 0.1; i=$((i + 1))
+done
+refused hostwrong 75 "authentication failed: wrong auth token" --auth-token-file="$T/wrong" --nnodes=2
+kill "$(agent_pid hostx)"
+echo "ok: an agent hosting the rendezvous requires the token"
