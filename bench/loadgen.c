@@ -447,9 +447,9 @@ on_readable(struct conn *c, enum mode mode)
 			continue;
 		if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
-		if (r <= 0 && mode == M_STORM) {
-			/* a storm client whose connection the server dropped
-			 * connects again, as torch's client retries */
+		if (r <= 0 && (mode == M_STORM || c->ph == PH_HELLO)) {
+			/* a client the server dropped while connecting (or in
+			 * a storm) connects again, as torch's client retries */
 			reconnect(c);
 			return;
 		}

@@ -8,6 +8,7 @@
 # env:   BENCH_SECS   seconds per ops cell (default 1)
 #        BENCH_SIZES  barrier/storm sizes (default "256 1024 4096 8192 10000")
 #        BENCH_SERVERS subset of "cgrun torch113 torch26"
+#        BENCH_PHASES subset of "ops barrier storm idle"
 set -u
 cd "$(dirname "$0")/.." || exit 2
 TOP=$(pwd)
@@ -17,6 +18,7 @@ RDZVD=$TOP/$BUILD/cgrun-rdzvd
 SECS=${BENCH_SECS:-1}
 SIZES=${BENCH_SIZES:-256 1024 4096 8192 10000}
 SERVERS=${BENCH_SERVERS:-cgrun torch113 torch26}
+PHASES=${BENCH_PHASES:-ops barrier storm idle}
 OUT=$TOP/bench/results
 RAW=$OUT/store.raw
 T=$(mktemp -d "${TMPDIR:-/tmp}/store-bench.XXXXXX")
@@ -92,29 +94,33 @@ have_server() {
 	esac
 }
 
-: >"$RAW"
+# BENCH_APPEND=1 keeps earlier lines (the report uses the last line of
+# each cell); BENCH_REPORT_ONLY=1 only rewrites store.md from store.raw.
+[ -n "${BENCH_APPEND:-}" ] || [ -n "${BENCH_REPORT_ONLY:-}" ] || : >"$RAW"
+[ -n "${BENCH_REPORT_ONLY:-}" ] && SERVERS=
 start=$(date +%s)
 LOAD0=$(cut -d" " -f1-3 /proc/loadavg)
+[ -n "$SERVERS" ] && echo "run date=\"$(date -u '+%H:%M UTC')\" servers=\"$SERVERS\" phases=\"$PHASES\" sizes=\"$SIZES\" secs=$SECS load=\"$LOAD0\"" >>"$RAW"
 for s in $SERVERS; do
 	have_server "$s" || { echo "server=$s unavailable=1" | tee -a "$RAW"; continue; }
 	# Each phase gets a fresh server, so one phase's connections and keys
 	# do not weigh on the next.
-	start_server "$s" || exit 1
-	for op in set get add cas tget; do
-		for n in 1 16 256 1024; do
-			lg "$s" ops "$op" "$n" "$SECS"
-		done
+	for ph in $PHASES; do
+		start_server "$s" || exit 1
+		case $ph in
+		ops)
+			for op in set get add cas tget; do
+				for n in 1 16 256 1024; do
+					lg "$s" ops "$op" "$n" "$SECS"
+				done
+			done ;;
+		barrier|storm)
+			for n in $SIZES; do lg "$s" "$ph" "$n"; done ;;
+		idle)
+			lg "$s" idle 10000 200 ;;
+		esac
+		stop_server
 	done
-	stop_server
-	start_server "$s" || exit 1
-	for n in $SIZES; do lg "$s" barrier "$n"; done
-	stop_server
-	start_server "$s" || exit 1
-	for n in $SIZES; do lg "$s" storm "$n"; done
-	stop_server
-	start_server "$s" || exit 1
-	lg "$s" idle 10000 200
-	stop_server
 done
 secs=$(( $(date +%s) - start ))
 

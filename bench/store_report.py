@@ -35,7 +35,8 @@ def fmt(v, nd=0):
 
 
 def find(rows, server, **kw):
-    for r in rows:
+    """The last matching row (a re-run appended to RAW wins)."""
+    for r in reversed(rows):
         if r.get("server") == server and all(r.get(k) == str(v) for k, v in kw.items()):
             return r
     return None
@@ -53,7 +54,11 @@ def main():
     torches = [s for s in present if s != "cgrun"]
     out = ["# Store benchmark: cgrun-rdzvd vs torch's own TCPStore servers", ""]
     out += ["- " + l.strip() for l in sys.stdin if l.strip()]
-    out += ["- raw loadgen output: `bench/results/store.raw`", ""]
+    out += ["- raw loadgen output: `bench/results/store.raw`; runs that wrote it "
+            "(the last line of each cell is used):"]
+    out += ["  - %s" % ", ".join("%s=%s" % kv for kv in sorted(r.items()))
+            for r in rows if "run" in r or (r and "date" in r and "server" not in r)]
+    out += [""]
     out += ["Load generator: `bench/loadgen.c`, one thread, epoll, N connections with one "
             "request in flight each; client and server share the machine's cores, so on a "
             "2-core machine the load generator bounds ops/s and latency.  Server CPU is "
