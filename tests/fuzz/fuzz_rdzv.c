@@ -4,14 +4,18 @@
  * fresh engine receive fuzzed bytes.  The input is a list of records
  * [ctl][len][len bytes]: ctl's low two bits pick the peer; bit 7 first
  * closes that peer's connection (a new one takes its place); bit 6 turns
- * the event loop once.  Every message the engine sends must encode.
+ * the event loop once; bit 5 of the first record's ctl makes the engine
+ * require authentication (protocol version 2, a fixed token).  Every
+ * message the engine sends must encode.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "auth.h"
 #include "rdzv.h"
 
 #define FR_PEERS	4
@@ -44,6 +48,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char conns[FR_PEERS];
 	struct rdzv_peer *peer[FR_PEERS] = { NULL };
 	struct evbuffer *in[FR_PEERS] = { NULL };
+	struct auth_key key;
 	struct rdzv *r;
 	size_t off = 0, len;
 	int i, ctl;
@@ -52,6 +57,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if ((r = rdzv_new(base, &io, NULL)) == NULL)
 		abort();
+	if (size > 0 && (data[0] & 0x20)) {
+		memset(&key, 0, sizeof(key));
+		memcpy(key.bytes, "fuzz-token-0123456789", 21);
+		key.len = 21;
+		if (rdzv_set_auth(r, &key) == -1)
+			abort();
+	}
 	for (i = 0; i < FR_PEERS; i++)
 		if ((in[i] = evbuffer_new()) == NULL)
 			abort();

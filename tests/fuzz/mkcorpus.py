@@ -133,6 +133,12 @@ put("fuzz_rdzv", "round-fail-restart", two_nodes + rec(0, FAILED) +
 put("fuzz_rdzv", "round-done", two_nodes + rec(0, DONE) + rec(1, DONE))
 put("fuzz_rdzv", "reconnect", two_nodes + rec(1, HELLO + join(host="b", pid=2), 0x80) +
     rec(2, HELLO + join(host="c", pid=3, mn=1, mx=3)) + rec(2, LEAVE))
+# Authenticated handshake (protocol version 2): HELLO v2, then AUTH with
+# a client nonce and a wrong proof (the fuzzer finds its way from here).
+HELLO2 = frame(0x80, struct.pack("<H", 2))
+AUTH = frame(0x87, st("ab" * 32) + st("cd" * 32))
+put("fuzz_rdzv", "auth", rec(0, HELLO2 + AUTH, 0x20) + rec(1, HELLO + join(host="b")))
+put("fuzz_rdzv_proto", "auth", HELLO2 + AUTH)
 put("fuzz_rdzv", "elastic", rec(0, HELLO + join(host="a", mn=1, mx=4)) +
     rec(1, HELLO + join(host="b", mn=1, mx=4, node_rank=1)) +
     rec(2, HELLO + join(run="other", host="c", mn=1, mx=1)) + rec(3, HELLO + join(host="d", mn=1, mx=4)))
