@@ -13,6 +13,7 @@
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
+/* libFuzzer entry: one configuration file. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

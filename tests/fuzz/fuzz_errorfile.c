@@ -38,6 +38,7 @@ fe_write(const char *path, const uint8_t *data, size_t size)
 	close(fd);
 }
 
+/* libFuzzer entry: one error file, reported and copied. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -58,6 +58,7 @@ fo_values(const struct cgrun_options *o)
 		fo_assert(port >= 0 && port <= 65535 && strlen(host) < sizeof(host));
 }
 
+/* libFuzzer entry: one site file and command line. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

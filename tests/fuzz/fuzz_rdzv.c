@@ -40,6 +40,7 @@ fr_send(void *conn, const struct rdzv_msg *m, void *arg)
 	fr_assert(rdzv_proto_encode(m, buf, sizeof(buf)) > 0);
 }
 
+/* libFuzzer entry: one session of up to four peers on a fresh engine. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -32,6 +32,7 @@ fp_prefix(const uint8_t *buf, size_t plen)
 	    RDZV_PROTO_MORE);
 }
 
+/* libFuzzer entry: a stream of frames, each round-tripped. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -161,6 +161,7 @@ fs_send(int fd, const uint8_t *p, size_t len)
 	}
 }
 
+/* libFuzzer entry: one session of up to three clients, then a reset. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

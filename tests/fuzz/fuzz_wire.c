@@ -73,6 +73,7 @@ fw_incremental(enum wire_dialect d, const uint8_t *buf, size_t len,
 		fw_assert(used == wused);
 }
 
+/* libFuzzer entry: a dialect/limits byte, then a stream of requests. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
