@@ -13,9 +13,10 @@
 #           SIGKILLed at a random moment while its workers run: none of its
 #           workers alive 1 s later; the other node goes on (--nnodes=1:2)
 #           or ends cleanly with 75 (--nnodes=2).
-#   rdzvd   FAULT_RDZVD_RUNS runs (default 1): cgrun-rdzvd SIGKILLed and
+#   rdzvd   FAULT_RDZVD_RUNS pairs (default 1): cgrun-rdzvd SIGKILLed and
 #           restarted on its port while workers run: workers untouched,
-#           agents reconnect, a worker failure then forms the next round.
+#           agents reconnect, a worker failure then forms the next round;
+#           and while a round is being formed: it forms on the new daemon.
 #   netns   FAULT_NETNS_RUNS runs (default 1) of the partition test.
 # The seed (FAULT_SEED) is printed; the same seed replays the same moments.
 # Ends with a line "faults: runs=R injected=I correct=C lost=L" and exits
@@ -263,12 +264,45 @@ rdzvd_case() {
 	OK=$((OK + 1))
 }
 
+# The daemon dies while a round is being formed (one node of two waits):
+# the waiting agent reconnects, the second node joins the new daemon, the
+# round forms and the job ends.
+rdzvd_forming_case() {
+	RUNS=$((RUNS + 1))
+	export OUT="$T/f$1"
+	mkdir -p "$OUT"
+	echo 0 >"$OUT/stop.2"
+	agent "f$1n2" 127.0.0.2 --nnodes=2 --nproc-per-node=1 \
+		--rdzv-id="forming$1" --rdzv-conf="$FAST_CONF" --no-python "$T/loop.sh"
+	i=0
+	until grep -q "round 0: 1/2 nodes" "$T/f$1n2.log"; do
+		[ $i -ge 300 ] && { bad "forming case $1: node 2 never waited"; return; }
+		sleep 0.1; i=$((i + 1))
+	done
+	rnd 10; sleep "$(awk -v d="$R" 'BEGIN { print d / 10 }')"
+	rdzvd_restart
+	INJ=$((INJ + 1))
+	agent "f$1n3" 127.0.0.3 --nnodes=2 --nproc-per-node=1 \
+		--rdzv-id="forming$1" --rdzv-conf="$FAST_CONF" --no-python "$T/loop.sh"
+	for n in 2 3; do
+		q=$(agent_pid "f$1n$n")
+		wait_gone "$q" 60 || { bad "forming case $1: node $n hung"; kill -9 "$q"; return; }
+		wait "$q"; rc=$?
+		[ "$rc" = 0 ] || { bad "forming case $1: node $n exited $rc"; tail -n 20 "$T/f$1n$n.log"; return; }
+	done
+	[ "$(ls "$OUT"/w.2.0.* 2>/dev/null | wc -l)" = 2 ] ||
+		{ bad "forming case $1: the round did not run 2 workers"; return; }
+	echo "faults: rdzvd forming case $1: daemon SIGKILLed and restarted while node 2 waited; the round formed on the new daemon"
+	OK=$((OK + 1))
+}
+
 scen_rdzvd() {
 	loopworker "$T/loop.sh"
 	k=0
 	while [ $k -lt "${FAULT_RDZVD_RUNS:-1}" ]; do
 		k=$((k + 1))
 		rdzvd_case "$k"
+		rdzvd_forming_case "$k"
 	done
 }
 
