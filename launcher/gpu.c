@@ -3,11 +3,14 @@
  * and CUDA_VISIBLE_DEVICES, so that local rank k and cuda:k agree.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "gpu.h"
 #include "log.h"
@@ -363,7 +366,58 @@ gpu_hwloc_scan(hwloc_topology_t topo, struct gpu_info *out, int max)
 	return n;
 }
 
-/* Physical GPUs from NVML, else hwloc; sets l->source.  Count or -1. */
+/* Read a sysfs hex attribute ("0x10de\n") of PCI device dir; -1 if not. */
+static long
+gpu_sysfs_attr(int dirfd, const char *dev, const char *attr)
+{
+	char path[512], buf[32], *end;
+	ssize_t n;
+	long v;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dev, attr) >=
+	    sizeof(path) || (fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) ==
+	    -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtol(buf, &end, 16);
+	return errno != 0 || end == buf ? -1 : v;
+}
+
+/*
+ * Whether the PCI bus under sysfs (root: "/sys/bus/pci/devices") has an
+ * NVIDIA display/3D function: 1, 0, or -1 when it cannot be read.  A few
+ * small reads, against tens of ms for hwloc's PCI discovery.
+ */
+int
+gpu_sysfs_present(const char *root)
+{
+	struct dirent *e;
+	DIR *d;
+	int found = 0;
+
+	if ((d = opendir(root)) == NULL)
+		return -1;
+	while (!found && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		found = gpu_sysfs_attr(dirfd(d), e->d_name, "vendor") ==
+		    NVIDIA_VENDOR && (gpu_sysfs_attr(dirfd(d), e->d_name,
+		    "class") >> 16) == PCI_CLASS_DISPLAY;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * Physical GPUs from NVML (unless sysfs shows no NVIDIA GPU), else hwloc;
+ * sets l->source.  Count or -1.
+ */
 static int
 gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
     size_t errlen)
@@ -372,6 +426,14 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 	char why[256];
 	int n;
 
+	if ((lib == NULL || *lib == '\0') &&
+	    gpu_sysfs_present("/sys/bus/pci/devices") == 0) {
+		/* no driver can list a GPU that is not on the bus: skip the
+		 * dlopen search through every library directory */
+		log_debug("gpu discovery nvml=skipped reason=\"no NVIDIA "
+		    "display device in /sys/bus/pci/devices\"");
+		lib = "none";
+	}
 	if (lib == NULL || *lib == '\0' || strcmp(lib, "none") != 0) {
 		n = nvml_scan(lib != NULL && *lib != '\0' ? lib :
 		    "libnvidia-ml.so.1", l->gpu, GPU_MAX, why, sizeof(why));

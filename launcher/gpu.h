@@ -72,6 +72,12 @@ int	gpu_visible_parse(const char *cvd, const struct gpu_info *, int n,
 int	gpu_hwloc_scan(hwloc_topology_t, struct gpu_info *out, int max);
 
 /*
+ * Whether sysfs (root, normally "/sys/bus/pci/devices") lists an NVIDIA
+ * display/3D PCI function: 1, 0, or -1 when it cannot be read.
+ */
+int	gpu_sysfs_present(const char *root);
+
+/*
  * NVML: fill out[] from the library at path (dlopen).  Returns the count,
  * or -1 with err set when the library cannot be loaded or initialised.
  */

@@ -6,7 +6,10 @@
  * and the NVML path through a fake libnvidia-ml.so.1 loaded by the same
  * dlopen code (tests/fake_nvml/fake_nvml.c).
  */
+#include <sys/stat.h>
+
 #include <check.h>
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -492,6 +495,47 @@ START_TEST(discover_hwloc_fallback)
 }
 END_TEST
 
+/* Write text to dir/dev/attr, creating dir/dev. */
+static void
+sysfs_put(const char *dir, const char *dev, const char *attr,
+    const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, dev);
+	ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, dev, attr);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(sysfs_present)
+{
+	char dir[] = "/tmp/test_gpu_sysfs.XXXXXX", cmd[PATH_MAX + 16];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(gpu_sysfs_present(dir), 0);		/* empty bus */
+	/* virtio, Intel host bridge, an NVIDIA HDMI audio function */
+	sysfs_put(dir, "0000:00:01.0", "vendor", "0x1af4\n");
+	sysfs_put(dir, "0000:00:01.0", "class", "0x020000\n");
+	sysfs_put(dir, "0000:00:00.0", "vendor", "0x8086\n");
+	sysfs_put(dir, "0000:00:00.0", "class", "0x060000\n");
+	sysfs_put(dir, "0000:3b:00.1", "vendor", "0x10de\n");
+	sysfs_put(dir, "0000:3b:00.1", "class", "0x040300\n");
+	sysfs_put(dir, "0000:3c:00.0", "vendor", "garbage");	/* no class */
+	ck_assert_int_eq(gpu_sysfs_present(dir), 0);
+	/* an NVIDIA 3D controller (0302) */
+	sysfs_put(dir, "0000:3b:00.0", "vendor", "0x10de\n");
+	sysfs_put(dir, "0000:3b:00.0", "class", "0x030200\n");
+	ck_assert_int_eq(gpu_sysfs_present(dir), 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(gpu_sysfs_present(dir), -1);		/* unreadable */
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 gpu_suite(void)
@@ -515,6 +559,7 @@ gpu_suite(void)
 	tcase_add_test(tc, nvml_fake_errors);
 	tcase_add_test(tc, discover_nvml_order_and_cvd);
 	tcase_add_test(tc, discover_hwloc_fallback);
+	tcase_add_test(tc, sysfs_present);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,6 +24,7 @@
 
 #include <hwloc.h>
 
+#include "gpu.h"
 #include "placement.h"
 
 /* Facts of the fixtures. */
@@ -790,6 +791,53 @@ START_TEST(real_machine_binding)
 }
 END_TEST
 
+/* Whether /proc/self/maps names a library containing name. */
+static int
+mapped(const char *name)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f) != NULL)
+		found = strstr(line, name) != NULL;
+	fclose(f);
+	return found;
+}
+
+/*
+ * The live machine's topology never loads hwloc's GL, OpenCL or libxml2
+ * plugins (X11, OpenCL loader, libxml2: megabytes of RSS), leaves the
+ * caller's HWLOC_PLUGINS_BLACKLIST as it was, and on a machine without an
+ * NVIDIA GPU skips hwloc's PCI discovery.
+ */
+START_TEST(real_machine_lean)
+{
+	static const char *const never[] = { "hwloc_gl", "hwloc_opencl",
+	    "hwloc_xml_libxml", "libX11", "libxml2", "libOpenCL" };
+	struct plan *p;
+	size_t i;
+
+	unsetenv("HWLOC_PLUGINS_BLACKLIST");
+	p = mkplan(NULL, 2, "cores", NULL, NULL);
+	for (i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		ck_assert_msg(!mapped(never[i]), "%s is loaded", never[i]);
+	if (gpu_sysfs_present("/sys/bus/pci/devices") == 0)
+		ck_assert_msg(!mapped("hwloc_pci"), "hwloc_pci loaded on a "
+		    "machine without an NVIDIA GPU");
+	ck_assert_ptr_null(getenv("HWLOC_PLUGINS_BLACKLIST"));
+	plan_free(p);
+	setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_foo", 1);
+	p = mkplan(NULL, 1, "none", NULL, NULL);
+	ck_assert_str_eq(getenv("HWLOC_PLUGINS_BLACKLIST"), "hwloc_foo");
+	for (i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		ck_assert_msg(!mapped(never[i]), "%s is loaded", never[i]);
+	plan_free(p);
+	unsetenv("HWLOC_PLUGINS_BLACKLIST");
+}
+END_TEST
+
 /* The suite. */
 static Suite *
 placement_suite(void)
@@ -816,6 +864,7 @@ placement_suite(void)
 	tcase_add_test(tc, print_text_and_json);
 	tcase_add_test(tc, real_machine_binding);
 	tcase_add_test(tc, real_machine_mempolicy);
+	tcase_add_test(tc, real_machine_lean);
 	suite_add_tcase(s, tc);
 	return s;
 }
