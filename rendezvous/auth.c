@@ -1,9 +1,13 @@
 /*
  * auth.c: shared-secret challenge-response (auth.h): token files, nonces
- * and HMAC-SHA256 proofs from OpenSSL's libcrypto.
+ * and HMAC-SHA256 proofs from OpenSSL's libcrypto.  libcrypto is loaded
+ * with dlopen when a token is first used, not linked: mapping and
+ * relocating it costs every agent ~1.5 MB of RSS, and most never
+ * authenticate.
  */
 #include <sys/stat.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -20,6 +24,58 @@
 
 static const char auth_labels[2][21] = { "cgrun-auth-v2 client",
 	"cgrun-auth-v2 server" };
+
+#define AUTH_LIBCRYPTO	"libcrypto.so.3"
+
+/* The libcrypto functions used, typed from OpenSSL's own headers. */
+static struct {
+	void			*dl;
+	__typeof__(HMAC)	*hmac;
+	__typeof__(EVP_sha256)	*sha256;
+	__typeof__(RAND_bytes)	*rand_bytes;
+	__typeof__(CRYPTO_memcmp) *memcmp;
+	char			 why[256];
+} crypto;
+
+/* Look up one symbol into a function pointer (no type punning). */
+static int
+auth_sym(const char *name, void *fp, size_t size)
+{
+	void *sym = dlsym(crypto.dl, name);
+
+	memcpy(fp, &sym, size);
+	return sym != NULL ? 0 : -1;
+}
+
+/* Load libcrypto once; 0, or -1 with crypto.why set. */
+static int
+auth_crypto(void)
+{
+	if (crypto.hmac != NULL)
+		return 0;
+	if (crypto.why[0] != '\0')
+		return -1;
+	if ((crypto.dl = dlopen(AUTH_LIBCRYPTO, RTLD_NOW | RTLD_LOCAL)) ==
+	    NULL) {
+		snprintf(crypto.why, sizeof(crypto.why), "cannot load %s "
+		    "(OpenSSL 3, needed for authentication): %s",
+		    AUTH_LIBCRYPTO, dlerror());
+		return -1;
+	}
+	if (auth_sym("EVP_sha256", &crypto.sha256, sizeof(crypto.sha256)) ||
+	    auth_sym("RAND_bytes", &crypto.rand_bytes,
+	    sizeof(crypto.rand_bytes)) || auth_sym("CRYPTO_memcmp",
+	    &crypto.memcmp, sizeof(crypto.memcmp)) || auth_sym("HMAC",
+	    &crypto.hmac, sizeof(crypto.hmac))) {
+		snprintf(crypto.why, sizeof(crypto.why), "%s lacks HMAC, "
+		    "EVP_sha256, RAND_bytes or CRYPTO_memcmp", AUTH_LIBCRYPTO);
+		crypto.hmac = NULL;
+		dlclose(crypto.dl);
+		crypto.dl = NULL;
+		return -1;
+	}
+	return 0;
+}
 
 /* Format an error into the caller's buffer; -1. */
 static int __attribute__((format(printf, 3, 4)))
@@ -61,6 +117,9 @@ auth_key_load(struct auth_key *k, const char *path, char *err, size_t errlen)
 	int fd;
 
 	memset(k, 0, sizeof *k);
+	if (auth_crypto() == -1)
+		return auth_err(err, errlen, "auth token file %s: %s", path,
+		    crypto.why);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1)
 		return auth_err(err, errlen, "auth token file %s: %s", path,
 		    strerror(errno));
@@ -127,7 +186,7 @@ auth_nonce(char out[AUTH_HEX_LEN + 1])
 {
 	unsigned char b[AUTH_NONCE_BYTES];
 
-	if (RAND_bytes(b, sizeof b) != 1)
+	if (auth_crypto() == -1 || crypto.rand_bytes(b, sizeof b) != 1)
 		return -1;
 	auth_hex(b, sizeof b, out);
 	return 0;
@@ -157,7 +216,8 @@ auth_proof(const struct auth_key *k, int role, const char *snonce,
 	size_t off = 0;
 
 	if ((role != AUTH_ROLE_CLIENT && role != AUTH_ROLE_SERVER) ||
-	    !auth_is_hex(snonce) || !auth_is_hex(cnonce) || k->len == 0)
+	    !auth_is_hex(snonce) || !auth_is_hex(cnonce) || k->len == 0 ||
+	    auth_crypto() == -1)
 		return -1;
 	memcpy(msg, auth_labels[role], sizeof auth_labels[role]);
 	off += sizeof auth_labels[role];	/* with its NUL */
@@ -165,11 +225,11 @@ auth_proof(const struct auth_key *k, int role, const char *snonce,
 	off += AUTH_HEX_LEN + 1;
 	memcpy(msg + off, cnonce, AUTH_HEX_LEN);
 	off += AUTH_HEX_LEN;
-	if (HMAC(EVP_sha256(), k->bytes, (int)k->len, msg, off, md,
+	if (crypto.hmac(crypto.sha256(), k->bytes, (int)k->len, msg, off, md,
 	    &mdlen) == NULL || mdlen != 32)
 		return -1;
 	auth_hex(md, mdlen, out);
-	OPENSSL_cleanse(md, sizeof md);
+	explicit_bzero(md, sizeof md);
 	return 0;
 }
 
@@ -184,8 +244,8 @@ auth_verify(const struct auth_key *k, int role, const char *snonce,
 	if (got == NULL || strlen(got) != AUTH_HEX_LEN ||
 	    auth_proof(k, role, snonce, cnonce, want) == -1)
 		return 0;
-	ok = CRYPTO_memcmp(want, got, AUTH_HEX_LEN) == 0;
-	OPENSSL_cleanse(want, sizeof want);
+	ok = crypto.memcmp(want, got, AUTH_HEX_LEN) == 0;
+	explicit_bzero(want, sizeof want);
 	return ok;
 }
 
@@ -193,5 +253,5 @@ auth_verify(const struct auth_key *k, int role, const char *snonce,
 void
 auth_key_clear(struct auth_key *k)
 {
-	OPENSSL_cleanse(k, sizeof *k);
+	explicit_bzero(k, sizeof *k);
 }
