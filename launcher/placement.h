@@ -20,6 +20,11 @@
  * The topology is the real machine, or the hwloc XML file named by
  * HWLOC_XMLFILE (tests); the NVML library is libnvidia-ml.so.1, or
  * CGRUN_NVML_LIBRARY (tests: a fake), or none with CGRUN_NVML_LIBRARY=none.
+ * Cost: the topology is loaded once per agent (never per restart), without
+ * hwloc's GL/OpenCL/libxml2 plugins, and with PCI devices only when sysfs
+ * shows an NVIDIA GPU or the topology is not the live machine's
+ * (HWLOC_XMLFILE and friends); without such a GPU NVML is not tried unless
+ * CGRUN_NVML_LIBRARY names a library.
  */
 #ifndef CGRUN_PLACEMENT_H
 #define CGRUN_PLACEMENT_H
