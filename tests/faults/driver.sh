@@ -19,6 +19,8 @@
 #           and while a round is being formed: it forms on the new daemon.
 #   netns   FAULT_NETNS_RUNS runs (default 1) of the partition test.
 # The seed (FAULT_SEED) is printed; the same seed replays the same moments.
+# The daemon and the agents share an auth token (--auth-token-file), so
+# reconnections authenticate again; FAULT_AUTH=0 runs without.
 # Ends with a line "faults: runs=R injected=I correct=C lost=L" and exits
 # 0 only if every run finished correctly (77 when nothing could run).
 . "$CGRUN_TOP/tests/interop/lib.sh"
@@ -28,6 +30,12 @@ SEED=${FAULT_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 echo "faults: seed=$SEED scenarios=\"$SCEN\" (FAULT_SEED=$SEED replays)"
 RUNS=0 INJ=0 OK=0 LOST=0 SKIPPED=
 RNG=$SEED
+AUTH=
+if [ "${FAULT_AUTH:-1}" = 1 ]; then
+	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/token"
+	chmod 600 "$T/token"
+	AUTH=--auth-token-file=$T/token
+fi
 
 # rnd N: a number in 0..N-1 in R (awk's generator, seeded by the sequence).
 rnd() {
@@ -76,7 +84,7 @@ ddp_start() {
 	for n in 2 3; do
 		"$CGRUN" -v --rdzv-backend=c10d --rdzv-endpoint="127.0.0.1:$RDZVD_PORT" \
 			--local-addr=127.0.0.$n --nnodes=2 --nproc-per-node=2 --max-restarts=3 \
-			--rdzv-id="ddp-$1" --rdzv-conf="$FAST_CONF" --no-python "$PY113" "$TRAIN" \
+			--rdzv-id="ddp-$1" --rdzv-conf="$FAST_CONF" $AUTH --no-python "$PY113" "$TRAIN" \
 			$DDP --ckpt-dir "$T/$1/ckpt" --out "$T/$1/final.pt" \
 			>"$T/$1.n$n.log" 2>&1 </dev/null &
 		echo $! >"$T/$1.n$n.pid"
@@ -173,7 +181,7 @@ agent_case() {
 	export OUT="$T/a$1"
 	mkdir -p "$OUT"
 	for n in 2 3; do
-		agent "a$1n$n" 127.0.0.$n --nnodes="$2" --nproc-per-node=2 \
+		agent "a$1n$n" 127.0.0.$n --nnodes="$2" --nproc-per-node=2 $AUTH \
 			--rdzv-id="agent$1" --rdzv-conf="$FAST_CONF" --no-python "$T/loop.sh"
 	done
 	wait_count "$OUT/w.2.0.*" 4 60 "workers of the 2-node round"
@@ -223,7 +231,8 @@ scen_agent() {
 rdzvd_restart() {
 	kill -9 "$RDZVD_PID"
 	wait "$RDZVD_PID" 2>/dev/null
-	"$RDZVD" -d --host 127.0.0.1 --port "$RDZVD_PORT" >"$T/rdzvd2.out" 2>>"$T/rdzvd.log" &
+	rm -f "$T/rdzvd2.out"
+	"$RDZVD" -d --host 127.0.0.1 --port "$RDZVD_PORT" $AUTH >"$T/rdzvd2.out" 2>>"$T/rdzvd.log" &
 	RDZVD_PID=$!
 	PIDS="$PIDS $RDZVD_PID"
 	wait_file "$T/rdzvd2.out" "$RDZVD_PID" 20 "cgrun-rdzvd restarted on port $RDZVD_PORT"
@@ -234,7 +243,7 @@ rdzvd_case() {
 	export OUT="$T/r$1"
 	mkdir -p "$OUT"
 	for n in 2 3; do
-		agent "r$1n$n" 127.0.0.$n --nnodes=2 --nproc-per-node=2 --max-restarts=1 \
+		agent "r$1n$n" 127.0.0.$n --nnodes=2 --nproc-per-node=2 --max-restarts=1 $AUTH \
 			--rdzv-id="rdzvd$1" --rdzv-conf="$FAST_CONF" --no-python "$T/loop.sh"
 	done
 	wait_count "$OUT/w.2.0.*" 4 60 "workers of the first round"
@@ -272,7 +281,7 @@ rdzvd_forming_case() {
 	export OUT="$T/f$1"
 	mkdir -p "$OUT"
 	echo 0 >"$OUT/stop.2"
-	agent "f$1n2" 127.0.0.2 --nnodes=2 --nproc-per-node=1 \
+	agent "f$1n2" 127.0.0.2 --nnodes=2 --nproc-per-node=1 $AUTH \
 		--rdzv-id="forming$1" --rdzv-conf="$FAST_CONF" --no-python "$T/loop.sh"
 	i=0
 	until grep -q "round 0: 1/2 nodes" "$T/f$1n2.log"; do
@@ -282,7 +291,7 @@ rdzvd_forming_case() {
 	rnd 10; sleep "$(awk -v d="$R" 'BEGIN { print d / 10 }')"
 	rdzvd_restart
 	INJ=$((INJ + 1))
-	agent "f$1n3" 127.0.0.3 --nnodes=2 --nproc-per-node=1 \
+	agent "f$1n3" 127.0.0.3 --nnodes=2 --nproc-per-node=1 $AUTH \
 		--rdzv-id="forming$1" --rdzv-conf="$FAST_CONF" --no-python "$T/loop.sh"
 	for n in 2 3; do
 		q=$(agent_pid "f$1n$n")
@@ -330,7 +339,8 @@ scen_netns() {
 	done
 }
 
-start_rdzvd
+start_rdzvd $AUTH
+[ -n "$AUTH" ] && echo "faults: daemon and agents authenticate with a shared token"
 for s in $SCEN; do
 	t0=$(date +%s)
 	"scen_$s"
