@@ -129,8 +129,8 @@ t26=$(sh "$TOP/tests/torch26.sh" -c 'import torch; print(torch.__version__)' 2>/
 t113=$(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)
 python3 "$TOP/bench/store_report.py" "$RAW" >"$OUT/store.md" <<EOF
 machine: $(nproc) cores, $cpu, Linux $(uname -r)
-date: $(date -u '+%Y-%m-%d %H:%M UTC'), total run time ${secs} s
-command: BUILD=$BUILD BENCH_SECS=$SECS sh bench/store.sh  (make bench)
+date: $(date -u '+%Y-%m-%d %H:%M UTC'), last invocation ${secs} s
+command: BUILD=$BUILD sh bench/store.sh  (make bench; settings of each run below)
 servers: cgrun-rdzvd $(git -C "$TOP" rev-parse --short HEAD 2>/dev/null); torch ${t113:-?} (Debian python3-torch); torch ${t26:-?} (Debian trixie via tests/torch26.sh, use_libuv=False)
 somaxconn: $(cat /proc/sys/net/core/somaxconn), ulimit -n: $(ulimit -n), load average before: $LOAD0 (other processes share the cores)
 EOF
