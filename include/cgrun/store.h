@@ -23,7 +23,8 @@
  *
  * Timeouts: every call is bounded.  The store timeout (given to
  * cgrun_store_connect, changed with cgrun_store_set_timeout) bounds
- * connecting, get()'s implicit wait and every reply.  When a wait times out
+ * connecting, get()'s implicit wait and every reply (resolving a host name
+ * is left to the system resolver and its own timeouts).  When a wait times out
  * the client cancels it on the server (CANCEL_WAIT) and the connection stays
  * usable; the call returns -1 with errno ETIMEDOUT.  Any other failure
  * (server closed the connection, e.g. on GET of a missing key; a reply that
