@@ -1,12 +1,12 @@
 #!/bin/sh
 # Fuzz smoke test: builds every libFuzzer target (tests/fuzz/fuzz_*.c,
 # clang with ASan+UBSan) in its own build directory and runs each for a
-# few seconds (3) on its seed corpus, regression seeds included.  Any crash,
+# few seconds (2) on its seed corpus, regression seeds included.  Any crash,
 # leak, hang or contract violation fails.  Skips when clang or libFuzzer
 # is missing.  Seconds per target: FUZZ_SMOKE_SECONDS.
 top=${CGRUN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
-secs=${FUZZ_SMOKE_SECONDS:-3}
+secs=${FUZZ_SMOKE_SECONDS:-2}
 build=${CGRUN_BUILD:-$top/build}-fuzz-smoke
 command -v clang >/dev/null 2>&1 || { echo "clang not installed (apt-get install clang)"; exit 77; }
 probe=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-fuzzprobe.XXXXXX")
