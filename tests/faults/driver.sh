@@ -342,9 +342,9 @@ scen_netns() {
 start_rdzvd $AUTH
 [ -n "$AUTH" ] && echo "faults: daemon and agents authenticate with a shared token"
 for s in $SCEN; do
-	t0=$(date +%s)
+	began=$(date +%s)
 	"scen_$s"
-	echo "faults: scenario $s took $(( $(date +%s) - t0 )) s"
+	echo "faults: scenario $s took $(( $(date +%s) - began )) s"
 done
 [ -n "$SKIPPED" ] && echo "faults: skipped:$SKIPPED"
 echo "faults: runs=$RUNS injected=$INJ correct=$OK lost=$LOST"
