@@ -4,7 +4,7 @@
 # moment, 2 agents SIGKILLed (--nnodes=1:2 and --nnodes=2), cgrun-rdzvd
 # SIGKILLed and restarted under a running job.  The network partition runs
 # in tests/t_multinode_netns.sh already.  FAULT_RUNS, FAULT_SEED and
-# FAULT_SCENARIOS override.  Under 3 minutes on 2 cores.
+# FAULT_SCENARIOS override.  55 s on 2 cores (4 min under heavy load).
 : "${CGRUN_TOP:?}"
 FAULT_RUNS=${FAULT_RUNS:-5} FAULT_AGENT_RUNS=${FAULT_AGENT_RUNS:-1} \
 FAULT_RDZVD_RUNS=${FAULT_RDZVD_RUNS:-1} \
