@@ -416,6 +416,10 @@ http_rdzv_metrics(struct evbuffer *out, void *arg)
 	    "Job restarts spent on worker failures.");
 	evbuffer_add_printf(out, "cgrun_rdzvd_restarts_total %llu\n",
 	    (unsigned long long)st.restarts);
+	http_metric_head(out, "cgrun_rdzvd_auth_failures_total", "counter",
+	    "Native clients refused for a wrong auth token.");
+	evbuffer_add_printf(out, "cgrun_rdzvd_auth_failures_total %llu\n",
+	    (unsigned long long)st.auth_failures);
 }
 
 /* Walk callback: one job object in /status "jobs". */

@@ -15,7 +15,7 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/wrong"
 chmod 600 "$T/token" "$T/wrong"
 cp "$T/token" "$T/open" && chmod 644 "$T/open"
 
-start_rdzvd --auth-token-file "$T/token" --tcpstore-allow 127.0.0.3/32,::1
+start_rdzvd --auth-token-file "$T/token" --tcpstore-allow 127.0.0.3/32,::1 --http-port 0
 cat >"$T/w.sh" <<'EOS'
 #!/bin/sh
 echo "rank $RANK of $WORLD_SIZE"
@@ -46,6 +46,14 @@ refused wrong 75 "authentication failed: wrong auth token" --auth-token-file="$T
 refused none 75 "authentication required" 
 refused open 2 "permissions 0644 are too open" --auth-token-file="$T/open"
 grep -q "authentication failed (wrong token)" "$T/rdzvd.log" || fail "the daemon did not log the failure"
+i=0
+until HTTP=$(sed -n 's/^http listening on \(.*\)$/\1/p' "$T/rdzvd.out") && [ -n "$HTTP" ]; do
+	[ $i -ge 100 ] && fail "no http listening line"
+	sleep 0.1; i=$((i + 1))
+done
+m=$("$PY113" -c 'import sys, urllib.request; print(urllib.request.urlopen("http://%s/metrics" % sys.argv[1], timeout=10).read().decode())' "$HTTP" |
+	sed -n 's/^cgrun_rdzvd_auth_failures_total //p')
+[ "$m" = 1 ] || fail "cgrun_rdzvd_auth_failures_total is \"$m\", want 1"
 
 # A daemon without a token: an agent with one does not trust it.
 A_PID=$RDZVD_PID A_PORT=$RDZVD_PORT
