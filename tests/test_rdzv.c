@@ -301,7 +301,12 @@ END_TEST
 
 START_TEST(dead_node_by_keepalive)
 {
-	struct jopt o = { .min = 2, .max = 3, .node_rank = -1, .ka_ms = 20,
+	/*
+	 * A keep-alive window of 200 ms against a's and b's keep-alives every
+	 * ~50 ms: a loaded machine that stalls this process for a few
+	 * scheduler ticks must not make a or b look dead too.
+	 */
+	struct jopt o = { .min = 2, .max = 3, .node_rank = -1, .ka_ms = 200,
 	    .last_call_ms = 10 };
 	struct fconn *a = join("a", &o), *b = join("b", &o), *c = join("c", &o);
 	struct rdzv_job_info ji;
@@ -313,7 +318,7 @@ START_TEST(dead_node_by_keepalive)
 	while (last(a, RDZV_OP_RESTART) == NULL) {
 		ck_assert_int_eq(say(a, RDZV_OP_KEEPALIVE), 0);
 		ck_assert_int_eq(say(b, RDZV_OP_KEEPALIVE), 0);
-		ck_assert_ptr_null(wait_for(a, RDZV_OP_FAIL, 10));
+		ck_assert_ptr_null(wait_for(a, RDZV_OP_FAIL, 50));
 	}
 	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
 	ck_assert_int_eq(say(b, RDZV_OP_STOPPED), 0);
@@ -329,14 +334,14 @@ END_TEST
 
 START_TEST(below_min_fails_everyone)
 {
-	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .ka_ms = 10 };
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .ka_ms = 200 };
 	struct fconn *a = join("a", &o), *b = join("b", &o);
 	const struct rdzv_msg *f;
 
 	drop(b);
 	while (last(a, RDZV_OP_FAIL) == NULL) {	/* a stays alive */
 		ck_assert_int_eq(say(a, RDZV_OP_KEEPALIVE), 0);
-		wait_for(a, RDZV_OP_FAIL, 5);
+		wait_for(a, RDZV_OP_FAIL, 50);
 	}
 	f = got(a, RDZV_OP_FAIL);
 	ck_assert_int_eq(f->reason, RDZV_FAIL_BELOW_MIN);
