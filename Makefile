@@ -54,7 +54,8 @@ CPPFLAGS += $(EVENT_CFLAGS) $(HWLOC_CFLAGS) $(JSON_CFLAGS)
 HAVE_NCCL := $(shell test -f $(CUDA_HOME)/include/nccl.h && test -f $(CUDA_HOME)/include/cuda_runtime.h && echo 1)
 
 LIB_SRCS   := $(filter-out worker-lib/nccl%.c,$(wildcard worker-lib/*.c))
-NCCL_SRCS  := $(wildcard worker-lib/nccl*.c)
+# util.c's helpers are hidden in libcgrun.so: libcgrun-nccl links its own.
+NCCL_SRCS  := $(wildcard worker-lib/nccl*.c) worker-lib/util.c
 RDZV_SRCS  := $(filter-out rendezvous/main.c,$(wildcard rendezvous/*.c))
 LNCH_SRCS  := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
 TEST_SRCS  := $(wildcard tests/test_*.c)
@@ -163,7 +164,7 @@ $(FAKE_NVML): tests/fake_nvml/fake_nvml.c
 tests: $(ALL) $(TESTS) $(FAKE_NVML)
 
 # The whole suite: unit programs and black-box scripts, one summary line.
-# SUITE=PATTERN runs only the tests whose name contains it.  Sanitizer
+# SUITE="PATTERN..." runs only the tests whose name contains one of them.  Sanitizer
 # builds run with third-party leaks suppressed (tests/lsan.supp; the slow
 # unwinder sees through hwloc's plugins to match them), longer Check
 # timeouts, and CC instrumented for the tools scripts compile.

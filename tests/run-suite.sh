@@ -3,7 +3,9 @@
 # N skipped".  Unit programs (build/tests/test_*) are Check suites: each of
 # their test cases counts.  Black-box scripts (tests/t_*.sh) count one each:
 # exit 0 passes, 77 skips (the script prints why), anything else fails.
-# Usage: BUILD=build sh tests/run-suite.sh [NAME-PATTERN]
+# Usage: BUILD=build sh tests/run-suite.sh [NAME-PATTERN...]  (tests whose
+# name contains any of the patterns; all tests without one).  With
+# CGRUN_SUITE_COUNTS=FILE the three counts are also appended to FILE.
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
 top=$(pwd)
@@ -11,15 +13,23 @@ export CGRUN_TOP="$top"
 export CGRUN_BUILD="$top/$BUILD"
 export CGRUN_BIN="$top/$BUILD/cgrun" CGRUN_RDZVD="$top/$BUILD/cgrun-rdzvd"
 export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60}
-pattern=${1:-}
+patterns="$*"
 pass=0 fail=0 skip=0 failed_names=
+# Whether a test name matches one of the patterns (or there are none).
+selected() {
+	[ -z "$patterns" ] && return 0
+	for p in $patterns; do
+		case "$1" in *"$p"*) return 0 ;; esac
+	done
+	return 1
+}
 log=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-suite.XXXXXX")
 
 for t in "$BUILD"/tests/test_*; do
 	case "$t" in *.o|*.d) continue ;; esac
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	[ -n "$pattern" ] && case "$name" in *$pattern*) ;; *) continue ;; esac
+	selected "$name" || continue
 	out="$log/$name.out"
 	timeout 900 "$t" >"$out" 2>&1
 	rc=$?
@@ -41,7 +51,7 @@ done
 for t in tests/t_*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
-	[ -n "$pattern" ] && case "$name" in *$pattern*) ;; *) continue ;; esac
+	selected "$name" || continue
 	out="$log/$name.out"
 	start=$(date +%s)
 	timeout 1200 sh "$t" >"$out" 2>&1 </dev/null
@@ -58,4 +68,5 @@ done
 [ -n "$failed_names" ] && echo "failed:$failed_names"
 rm -rf "$log"
 echo "$pass passed, $fail failed, $skip skipped"
+[ -n "$CGRUN_SUITE_COUNTS" ] && echo "$pass $fail $skip" >>"$CGRUN_SUITE_COUNTS"
 [ "$fail" -eq 0 ]

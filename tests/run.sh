@@ -1,9 +1,12 @@
 #!/bin/sh
 # The README's test command: install what is missing, build, run the whole
-# suite.  Usage: sh tests/run.sh   (from the top of the source tree)
+# suite, then the sanitizer pass; ends with one "total:" line adding both.
+# Usage: sh tests/run.sh   (from the top of the source tree)
 set -e
 cd "$(dirname "$0")/.."
 sh tests/deps.sh
+counts=$(mktemp "${TMPDIR:-/tmp}/cgrun-counts.XXXXXX")
+export CGRUN_SUITE_COUNTS="$counts"
 make -j"$(nproc)" tests
 rc=0
 make check || rc=1
@@ -11,12 +14,17 @@ make check || rc=1
 # the black-box scripts of the store, launcher and multi-node flows that
 # run without torch 2.6 (docs/fuzzing.md says why these and how long).
 # CGRUN_SKIP_SANITIZE=1 leaves it out.
-[ "${CGRUN_SKIP_SANITIZE:-0}" = 1 ] && exit $rc
-SAN="BUILD=build-asan SANITIZE=address,undefined"
-make -j"$(nproc)" $SAN tests
-for suite in test_ t_store_adversarial t_abuse_emfile t_client_vs_rdzvd \
-    t_launcher_restart t_launcher_signals t_launcher_env t_launcher_output \
-    t_multinode_basic t_multinode_restart t_multinode_elastic; do
-	make check $SAN SUITE=$suite || rc=1
-done
+if [ "${CGRUN_SKIP_SANITIZE:-0}" != 1 ]; then
+	SAN="BUILD=build-asan SANITIZE=address,undefined"
+	echo "== sanitizer pass (ASan+UBSan)"
+	make -j"$(nproc)" $SAN tests
+	make check $SAN SUITE="test_ t_store_adversarial t_abuse_emfile \
+t_client_vs_rdzvd t_launcher_restart t_launcher_signals t_launcher_env \
+t_launcher_output t_multinode_basic t_multinode_restart \
+t_multinode_elastic" || rc=1
+fi
+# One closing line for both passes.
+awk '{ p += $1; f += $2; s += $3 }
+    END { printf "total: %d passed, %d failed, %d skipped\n", p, f, s }' "$counts"
+rm -f "$counts"
 exit $rc
