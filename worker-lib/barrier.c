@@ -11,42 +11,16 @@
  * has entered round n).  Every rank waits for ".../n/done".
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cgrun/barrier.h"
 #include "cgrun/store.h"
+#include "util.h"
 
 #define BARRIER_KEYLEN	(CGRUN_BARRIER_MAX_NAME + 96)
 #define BARRIER_LISTLEN	96 	/* text of missing ranks in a message */
-
-/* Format a message into err (CGRUN_ERRLEN bytes) if err is not NULL. */
-static void __attribute__((format(printf, 2, 3)))
-barrier_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-	int saved = errno;
-
-	if (err != NULL) {
-		va_start(ap, fmt);
-		vsnprintf(err, CGRUN_ERRLEN, fmt, ap);
-		va_end(ap);
-	}
-	errno = saved;
-}
-
-/* Milliseconds on the monotonic clock. */
-static long long
-barrier_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Key "cgrun/barrier/NAME/ROUND/WHAT" into buf (BARRIER_KEYLEN bytes). */
 static void
@@ -61,7 +35,7 @@ static int
 barrier_store_fail(struct cgrun_store *s, const char *name, const char *what,
     char *err)
 {
-	barrier_err(err, "barrier \"%s\": %s: %s", name, what,
+	cgrun_seterr(err, "barrier \"%s\": %s: %s", name, what,
 	    cgrun_store_errmsg(s));
 	return -1;
 }
@@ -126,14 +100,14 @@ barrier_explain(struct cgrun_store *s, const char *name, long long round,
 	if ((seen = calloc((size_t)world_size, 1)) == NULL ||
 	    cgrun_store_get(s, key, &val, &len) == -1) {
 		free(seen);
-		barrier_err(err, "barrier \"%s\": timed out after %d ms "
+		cgrun_seterr(err, "barrier \"%s\": timed out after %d ms "
 		    "(ranks that arrived unknown)", name, timeout_ms);
 		errno = ETIMEDOUT;
 		return -1;
 	}
 	arrived = barrier_mark(val, len, seen, world_size);
 	barrier_missing(seen, world_size, list, sizeof(list));
-	barrier_err(err, "barrier \"%s\": timed out after %d ms: %d of %d "
+	cgrun_seterr(err, "barrier \"%s\": timed out after %d ms: %d of %d "
 	    "ranks arrived; never arrived: %s", name, timeout_ms, arrived,
 	    world_size, list);
 	free(val);
@@ -178,7 +152,7 @@ barrier_arrive(struct cgrun_store *s, const char *name, long long round,
 	if (cgrun_store_add(s, key, 1, &count) == -1)
 		return barrier_store_fail(s, name, "add", err);
 	if (count > world_size) {
-		barrier_err(err, "barrier \"%s\": %lld ranks arrived but "
+		cgrun_seterr(err, "barrier \"%s\": %lld ranks arrived but "
 		    "world_size is %d (ranks disagree on world_size?)", name,
 		    (long long)count, world_size);
 		errno = EPROTO;
@@ -196,13 +170,13 @@ cgrun_barrier(struct cgrun_store *s, const char *name, int rank,
 {
 	char key[BARRIER_KEYLEN];
 	const char *keys[1];
-	long long start = barrier_now_ms(), left;
+	long long start = cgrun_now_ms(), left;
 	int64_t round;
 
 	if (s == NULL || name == NULL || *name == '\0' ||
 	    strlen(name) > CGRUN_BARRIER_MAX_NAME || strchr(name, '/') ||
 	    world_size < 1 || rank < 0 || rank >= world_size) {
-		barrier_err(err, "barrier: bad arguments (name of 1..%d bytes "
+		cgrun_seterr(err, "barrier: bad arguments (name of 1..%d bytes "
 		    "without '/', 0 <= rank < world_size)",
 		    CGRUN_BARRIER_MAX_NAME);
 		errno = EINVAL;
@@ -217,7 +191,7 @@ cgrun_barrier(struct cgrun_store *s, const char *name, int rank,
 		return -1;
 	barrier_key(key, name, round, "done");
 	keys[0] = key;
-	left = timeout_ms - (barrier_now_ms() - start);
+	left = timeout_ms - (cgrun_now_ms() - start);
 	if (cgrun_store_wait(s, keys, 1, left < 1 ? 1 : (int)left) == 0)
 		return 0;
 	if (errno == ETIMEDOUT)

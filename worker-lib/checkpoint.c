@@ -24,13 +24,13 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cgrun/checkpoint.h"
+#include "util.h"
 
 #define CKPT_MAGIC	"CGRUNCKP"
 #define CKPT_VERSION	1
@@ -55,21 +55,6 @@ struct ckpt_hdr {
 
 static uint32_t ckpt_crc_table[256];
 static pthread_once_t ckpt_crc_once = PTHREAD_ONCE_INIT;
-
-/* Format a message into err (CGRUN_ERRLEN bytes) if err is not NULL. */
-static void __attribute__((format(printf, 2, 3)))
-ckpt_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-	int saved = errno;
-
-	if (err != NULL) {
-		va_start(ap, fmt);
-		vsnprintf(err, CGRUN_ERRLEN, fmt, ap);
-		va_end(ap);
-	}
-	errno = saved;
-}
 
 /* Build the CRC-32C (Castagnoli, reflected) lookup table. */
 static void
@@ -200,13 +185,13 @@ ckpt_open_dir(const char *dir, char *err)
 	if (mkdir(dir, 0755) == 0)
 		ckpt_sync_parent(dir);
 	else if (errno != EEXIST) {
-		ckpt_err(err, "checkpoint directory %s: mkdir: %s", dir,
+		cgrun_seterr(err, "checkpoint directory %s: mkdir: %s", dir,
 		    strerror(errno));
 		return -1;
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd == -1)
-		ckpt_err(err, "checkpoint directory %s: %s", dir,
+		cgrun_seterr(err, "checkpoint directory %s: %s", dir,
 		    strerror(errno));
 	return fd;
 }
@@ -220,14 +205,14 @@ cgrun_ckpt_new(const char *dir, const char *name, int keep, char *err)
 	if (dir == NULL || *dir == '\0' || name == NULL || !ckpt_name_ok(name) ||
 	    keep < 1) {
 		errno = EINVAL;
-		ckpt_err(err, "checkpoint: bad arguments (directory, name of "
+		cgrun_seterr(err, "checkpoint: bad arguments (directory, name of "
 		    "[A-Za-z0-9._-] not starting with '.', keep >= 1)");
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    (c->dir = strdup(dir)) == NULL) {
 		free(c);
-		ckpt_err(err, "out of memory");
+		cgrun_seterr(err, "out of memory");
 		return NULL;
 	}
 	if ((c->dirfd = ckpt_open_dir(dir, err)) == -1) {
@@ -490,7 +475,7 @@ cgrun_ckpt_savev(struct cgrun_ckpt *c, uint64_t step, const struct iovec *iov,
 
 	if (iovcnt < 0 || (iovcnt > 0 && iov == NULL)) {
 		errno = EINVAL;
-		ckpt_err(err, "checkpoint save: bad iovec");
+		cgrun_seterr(err, "checkpoint save: bad iovec");
 		return -1;
 	}
 	for (i = 0; i < iovcnt; i++) {
@@ -501,19 +486,19 @@ cgrun_ckpt_savev(struct cgrun_ckpt *c, uint64_t step, const struct iovec *iov,
 		return -1;
 	ckpt_tmpname(c, step, tmp, sizeof(tmp));
 	if (ckpt_write_tmp(c, tmp, &h, iov, iovcnt) == -1) {
-		ckpt_err(err, "checkpoint %s/%s: write: %s", c->dir, tmp,
+		cgrun_seterr(err, "checkpoint %s/%s: write: %s", c->dir, tmp,
 		    strerror(errno));
 		(void)unlinkat(c->dirfd, tmp, 0);
 		return -1;
 	}
 	if (renameat(c->dirfd, tmp, c->dirfd, file) == -1) {
-		ckpt_err(err, "checkpoint %s/%s: rename: %s", c->dir, file,
+		cgrun_seterr(err, "checkpoint %s/%s: rename: %s", c->dir, file,
 		    strerror(errno));
 		(void)unlinkat(c->dirfd, tmp, 0);
 		return -1;
 	}
 	if (fsync(c->dirfd) == -1) {
-		ckpt_err(err, "checkpoint directory %s: fsync: %s", c->dir,
+		cgrun_seterr(err, "checkpoint directory %s: fsync: %s", c->dir,
 		    strerror(errno));
 		return -1;
 	}
@@ -629,7 +614,7 @@ ckpt_find(struct cgrun_ckpt *c, uint64_t max_step, uint64_t *step,
 	int i, n, rc = 0;
 
 	if ((n = ckpt_list(c, max_step, 0, &steps)) == -1) {
-		ckpt_err(err, "checkpoint directory %s: %s", c->dir,
+		cgrun_seterr(err, "checkpoint directory %s: %s", c->dir,
 		    strerror(errno));
 		return -1;
 	}
@@ -637,7 +622,7 @@ ckpt_find(struct cgrun_ckpt *c, uint64_t max_step, uint64_t *step,
 		if ((rc = ckpt_read(c, steps[i], data, len)) == 1)
 			*step = steps[i];
 		else if (rc == -1)
-			ckpt_err(err, "checkpoint %s step %llu: %s", c->dir,
+			cgrun_seterr(err, "checkpoint %s step %llu: %s", c->dir,
 			    (unsigned long long)steps[i], strerror(errno));
 	}
 	free(steps);

@@ -8,7 +8,6 @@
  * follow NCCL's documented non-blocking initialisation.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,33 +18,9 @@
 #include "cgrun/nccl.h"
 #include "cgrun/rank.h"
 #include "cgrun/store.h"
+#include "util.h"
 
 #define NCCL_KEYLEN	(CGRUN_NCCL_MAX_NAME + 64)
-
-/* Format a message into err (CGRUN_ERRLEN bytes) if err is not NULL. */
-static void __attribute__((format(printf, 2, 3)))
-nccl_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-	int saved = errno;
-
-	if (err != NULL) {
-		va_start(ap, fmt);
-		vsnprintf(err, CGRUN_ERRLEN, fmt, ap);
-		va_end(ap);
-	}
-	errno = saved;
-}
-
-/* Milliseconds on the monotonic clock. */
-static long long
-nccl_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Whether name is usable in a key: 1..CGRUN_NCCL_MAX_NAME bytes, no '/'. */
 static int
@@ -60,7 +35,7 @@ static int
 nccl_store_fail(struct cgrun_store *s, const char *name, const char *what,
     char *err)
 {
-	nccl_err(err, "nccl \"%s\": %s: %s", name, what,
+	cgrun_seterr(err, "nccl \"%s\": %s: %s", name, what,
 	    cgrun_store_errmsg(s));
 	return -1;
 }
@@ -76,7 +51,7 @@ nccl_fetch_id(struct cgrun_store *s, const char *name, const char *key,
 
 	if (cgrun_store_wait(s, keys, 1, timeout_ms) == -1) {
 		if (errno == ETIMEDOUT)
-			nccl_err(err, "nccl \"%s\": rank 0 did not publish the "
+			cgrun_seterr(err, "nccl \"%s\": rank 0 did not publish the "
 			    "unique id within %d ms", name, timeout_ms);
 		else
 			nccl_store_fail(s, name, "wait", err);
@@ -86,7 +61,7 @@ nccl_fetch_id(struct cgrun_store *s, const char *name, const char *key,
 		return nccl_store_fail(s, name, "get", err);
 	if (len != sizeof(*id)) {
 		free(val);
-		nccl_err(err, "nccl \"%s\": unique id in the store has %zu "
+		cgrun_seterr(err, "nccl \"%s\": unique id in the store has %zu "
 		    "bytes, not %zu", name, len, sizeof(*id));
 		errno = EPROTO;
 		return -1;
@@ -105,7 +80,7 @@ cgrun_nccl_id_exchange(struct cgrun_store *s, const char *name, int rank,
 	int64_t round;
 
 	if (s == NULL || id == NULL || rank < 0 || !nccl_name_ok(name)) {
-		nccl_err(err, "nccl: bad arguments (name of 1..%d bytes "
+		cgrun_seterr(err, "nccl: bad arguments (name of 1..%d bytes "
 		    "without '/', rank >= 0)", CGRUN_NCCL_MAX_NAME);
 		errno = EINVAL;
 		return -1;
@@ -133,7 +108,7 @@ cgrun_nccl_unique_id(struct cgrun_store *s, const char *name, int rank,
 
 	if (rank == 0 && id != NULL && (r = ncclGetUniqueId(id)) !=
 	    ncclSuccess) {
-		nccl_err(err, "ncclGetUniqueId: %s (%s)", ncclGetErrorString(r),
+		cgrun_seterr(err, "ncclGetUniqueId: %s (%s)", ncclGetErrorString(r),
 		    ncclGetLastError(NULL));
 		errno = EIO;
 		return -1;
@@ -149,7 +124,7 @@ cgrun_nccl_device(const struct cgrun_rank *ri, int *device, char *err)
 	int n = 0, lr = cgrun_rank_local_rank(ri);
 
 	if ((e = cudaGetDeviceCount(&n)) != cudaSuccess) {
-		nccl_err(err, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+		cgrun_seterr(err, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
 		errno = ENODEV;
 		return -1;
 	}
@@ -158,7 +133,7 @@ cgrun_nccl_device(const struct cgrun_rank *ri, int *device, char *err)
 	else if (lr < n)
 		*device = lr;
 	else {
-		nccl_err(err, "LOCAL_RANK=%d but only %d CUDA device%s visible",
+		cgrun_seterr(err, "LOCAL_RANK=%d but only %d CUDA device%s visible",
 		    lr, n, n == 1 ? " is" : "s are");
 		errno = ENODEV;
 		return -1;
@@ -176,7 +151,7 @@ nccl_wait_ready(ncclComm_t comm, long long deadline)
 	while (state == ncclInProgress) {
 		if ((r = ncclCommGetAsyncError(comm, &state)) != ncclSuccess)
 			return r;
-		if (state == ncclInProgress && nccl_now_ms() >= deadline)
+		if (state == ncclInProgress && cgrun_now_ms() >= deadline)
 			return ncclInProgress;
 		if (state == ncclInProgress)
 			nanosleep(&tick, NULL);	/* poll, don't spin */
@@ -203,10 +178,10 @@ nccl_init_comm(ncclComm_t *comm, const struct cgrun_rank *ri,
 		return 0;
 	}
 	if (r == ncclInProgress)
-		nccl_err(err, "ncclCommInitRankConfig: not ready before the "
+		cgrun_seterr(err, "ncclCommInitRankConfig: not ready before the "
 		    "timeout (did every rank start?)");
 	else
-		nccl_err(err, "ncclCommInitRankConfig: %s: %s",
+		cgrun_seterr(err, "ncclCommInitRankConfig: %s: %s",
 		    ncclGetErrorString(r), ncclGetLastError(c));
 	if (c != NULL)
 		(void)ncclCommAbort(c);
@@ -219,13 +194,13 @@ CGRUN_EXPORT int
 cgrun_nccl_comm_new(struct cgrun_store *s, const struct cgrun_rank *ri,
     const char *name, int timeout_ms, ncclComm_t *comm, char *err)
 {
-	long long start = nccl_now_ms(), left;
+	long long start = cgrun_now_ms(), left;
 	ncclUniqueId id;
 	cudaError_t e;
 	int dev;
 
 	if (s == NULL || ri == NULL || comm == NULL) {
-		nccl_err(err, "nccl: bad arguments");
+		cgrun_seterr(err, "nccl: bad arguments");
 		errno = EINVAL;
 		return -1;
 	}
@@ -234,7 +209,7 @@ cgrun_nccl_comm_new(struct cgrun_store *s, const struct cgrun_rank *ri,
 	if (cgrun_nccl_device(ri, &dev, err) == -1)
 		return -1;
 	if ((e = cudaSetDevice(dev)) != cudaSuccess) {
-		nccl_err(err, "cudaSetDevice(%d): %s", dev,
+		cgrun_seterr(err, "cudaSetDevice(%d): %s", dev,
 		    cudaGetErrorString(e));
 		errno = ENODEV;
 		return -1;
@@ -243,7 +218,7 @@ cgrun_nccl_comm_new(struct cgrun_store *s, const struct cgrun_rank *ri,
 	if (cgrun_nccl_unique_id(s, name, cgrun_rank_rank(ri), &id, timeout_ms,
 	    err) == -1)
 		return -1;
-	left = timeout_ms - (nccl_now_ms() - start);
-	return nccl_init_comm(comm, ri, id, nccl_now_ms() + (left < 1 ? 1 :
+	left = timeout_ms - (cgrun_now_ms() - start);
+	return nccl_init_comm(comm, ri, id, cgrun_now_ms() + (left < 1 ? 1 :
 	    left), err);
 }

@@ -5,13 +5,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cgrun/rank.h"
 #include "cgrun/store.h"
+#include "util.h"
 
 extern char **environ;
 
@@ -52,19 +52,6 @@ static const struct rank_var rank_vars[] = {
 	RV("TORCHELASTIC_MAX_RESTARTS", max_restarts, 0, INT_MAX, 0),
 };
 #undef RV
-
-/* Format a message into err (CGRUN_ERRLEN bytes) if err is not NULL. */
-static void __attribute__((format(printf, 2, 3)))
-rank_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, CGRUN_ERRLEN, fmt, ap);
-	va_end(ap);
-}
 
 /* The value of name in envp, or NULL. */
 static const char *
@@ -114,13 +101,13 @@ rank_read_ints(struct cgrun_rank *r, const char *const *envp, char *err)
 		if (s == NULL) {
 			if (!v->required)
 				continue;
-			rank_err(err, "%s is not set (is this process started "
+			cgrun_seterr(err, "%s is not set (is this process started "
 			    "by cgrun or torchrun?)", v->name);
 			return -1;
 		}
 		if (rank_parse_int(s, v->min, v->max,
 		    (int *)(void *)((char *)r + v->off)) == -1) {
-			rank_err(err, "%s=\"%.40s\" is not an integer in "
+			cgrun_seterr(err, "%s=\"%.40s\" is not an integer in "
 			    "[%d, %d]", v->name, s, v->min, v->max);
 			return -1;
 		}
@@ -138,12 +125,12 @@ rank_read_str(const char *const *envp, const char *name, const char *def,
 	if (s == NULL)
 		s = def;
 	if (s == NULL) {
-		rank_err(err, "%s is not set (is this process started by "
+		cgrun_seterr(err, "%s is not set (is this process started by "
 		    "cgrun or torchrun?)", name);
 		return -1;
 	}
 	if (strlen(s) >= len) {
-		rank_err(err, "%s is longer than %zu bytes", name, len - 1);
+		cgrun_seterr(err, "%s is longer than %zu bytes", name, len - 1);
 		return -1;
 	}
 	memcpy(buf, s, strlen(s) + 1);
@@ -164,7 +151,7 @@ rank_read_strs(struct cgrun_rank *r, const char *const *envp, char *err)
 	    sizeof(r->run_id), err) == -1)
 		return -1;
 	if (r->master_addr[0] == '\0') {
-		rank_err(err, "MASTER_ADDR is empty");
+		cgrun_seterr(err, "MASTER_ADDR is empty");
 		return -1;
 	}
 	s = rank_getenv(envp, "TORCHELASTIC_USE_AGENT_STORE");
@@ -177,19 +164,19 @@ static int
 rank_validate(const struct cgrun_rank *r, char *err)
 {
 	if (r->rank >= r->world_size)
-		rank_err(err, "RANK=%d is not below WORLD_SIZE=%d", r->rank,
+		cgrun_seterr(err, "RANK=%d is not below WORLD_SIZE=%d", r->rank,
 		    r->world_size);
 	else if (r->local_rank >= r->local_world_size)
-		rank_err(err, "LOCAL_RANK=%d is not below LOCAL_WORLD_SIZE=%d",
+		cgrun_seterr(err, "LOCAL_RANK=%d is not below LOCAL_WORLD_SIZE=%d",
 		    r->local_rank, r->local_world_size);
 	else if (r->local_world_size > r->world_size)
-		rank_err(err, "LOCAL_WORLD_SIZE=%d is above WORLD_SIZE=%d",
+		cgrun_seterr(err, "LOCAL_WORLD_SIZE=%d is above WORLD_SIZE=%d",
 		    r->local_world_size, r->world_size);
 	else if (r->group_rank >= r->group_world_size)
-		rank_err(err, "GROUP_RANK=%d is not below GROUP_WORLD_SIZE=%d",
+		cgrun_seterr(err, "GROUP_RANK=%d is not below GROUP_WORLD_SIZE=%d",
 		    r->group_rank, r->group_world_size);
 	else if (r->role_rank >= r->role_world_size)
-		rank_err(err, "ROLE_RANK=%d is not below ROLE_WORLD_SIZE=%d",
+		cgrun_seterr(err, "ROLE_RANK=%d is not below ROLE_WORLD_SIZE=%d",
 		    r->role_rank, r->role_world_size);
 	else
 		return 0;
@@ -228,7 +215,7 @@ cgrun_rank_new(const char *const *envp, char *err)
 	if (envp == NULL)
 		envp = (const char *const *)environ;
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		rank_err(err, "out of memory");
+		cgrun_seterr(err, "out of memory");
 		return NULL;
 	}
 	rank_defaults(r);
@@ -374,7 +361,7 @@ cgrun_rank_store_connect(const struct cgrun_rank *r, int timeout_ms,
 	char prefix[64];
 
 	if (r->use_agent_store == 0) {
-		rank_err(err, "TORCHELASTIC_USE_AGENT_STORE is not \"True\": "
+		cgrun_seterr(err, "TORCHELASTIC_USE_AGENT_STORE is not \"True\": "
 		    "no agent store to connect to (rank 0 would have to host "
 		    "one; libcgrun does not)");
 		errno = EPROTONOSUPPORT;
@@ -389,6 +376,6 @@ cgrun_rank_store_connect(const struct cgrun_rank *r, int timeout_ms,
 	s = cgrun_store_prefixed(base, prefix);
 	cgrun_store_free(base);
 	if (s == NULL)
-		rank_err(err, "out of memory");
+		cgrun_seterr(err, "out of memory");
 	return s;
 }
