@@ -5,26 +5,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "acl.h"
-
-/* Format an error into the caller's buffer; -1. */
-static int __attribute__((format(printf, 3, 4)))
-acl_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
+#include "errbuf.h"
 
 /* Clear the bits of addr after the first prefix bits. */
 static void
@@ -89,16 +75,17 @@ acl_parse(struct acl *a, const char *list, char *err, size_t errlen)
 		while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
 			len--;
 		if (len == 0 || len > ACL_ITEM_MAX)
-			return acl_err(err, errlen, "address list \"%.80s\": "
-			    "%s item", list, len == 0 ? "empty" : "too long an");
+			return errbuf_set(err, errlen,
+			    "address list \"%.80s\": %s item", list,
+			    len == 0 ? "empty" : "too long an");
 		if (a->n == ACL_MAX)
-			return acl_err(err, errlen, "address list: over %d "
+			return errbuf_set(err, errlen, "address list: over %d "
 			    "items", ACL_MAX);
 		memcpy(item, p, len);
 		item[len] = '\0';
 		if (acl_item(&a->e[a->n], item) == -1)
-			return acl_err(err, errlen, "address list: \"%.*s\" is "
-			    "not ADDR or ADDR/PREFIX", (int)len, p);
+			return errbuf_set(err, errlen, "address list: "
+			    "\"%.*s\" is not ADDR or ADDR/PREFIX", (int)len, p);
 		a->n++;
 		if (*q == '\0')
 			return 0;

@@ -10,7 +10,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include <openssl/rand.h>
 
 #include "auth.h"
+#include "errbuf.h"
 
 static const char auth_labels[2][21] = { "cgrun-auth-v2 client",
 	"cgrun-auth-v2 server" };
@@ -77,32 +77,18 @@ auth_crypto(void)
 	return 0;
 }
 
-/* Format an error into the caller's buffer; -1. */
-static int __attribute__((format(printf, 3, 4)))
-auth_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 /* Refuse a token file others can read or change. */
 static int
 auth_check_mode(const struct stat *sb, const char *path, char *err,
     size_t errlen)
 {
 	if (!S_ISREG(sb->st_mode))
-		return auth_err(err, errlen, "auth token file %s: not a "
+		return errbuf_set(err, errlen, "auth token file %s: not a "
 		    "regular file", path);
 	if (sb->st_mode & (S_IRWXO | S_IWGRP))
-		return auth_err(err, errlen, "auth token file %s: permissions "
-		    "%04o are too open (others may read or change the "
-		    "secret); chmod 600 it", path,
+		return errbuf_set(err, errlen, "auth token file %s: "
+		    "permissions %04o are too open (others may read or change "
+		    "the secret); chmod 600 it", path,
 		    (unsigned)(sb->st_mode & 07777));
 	return 0;
 }
@@ -118,15 +104,15 @@ auth_key_load(struct auth_key *k, const char *path, char *err, size_t errlen)
 
 	memset(k, 0, sizeof *k);
 	if (auth_crypto() == -1)
-		return auth_err(err, errlen, "auth token file %s: %s", path,
+		return errbuf_set(err, errlen, "auth token file %s: %s", path,
 		    crypto.why);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1)
-		return auth_err(err, errlen, "auth token file %s: %s", path,
+		return errbuf_set(err, errlen, "auth token file %s: %s", path,
 		    strerror(errno));
 	if (fstat(fd, &sb) == -1) {
 		n = errno;
 		close(fd);
-		return auth_err(err, errlen, "auth token file %s: %s", path,
+		return errbuf_set(err, errlen, "auth token file %s: %s", path,
 		    strerror((int)n));
 	}
 	if (auth_check_mode(&sb, path, err, errlen) == -1) {
@@ -140,7 +126,7 @@ auth_key_load(struct auth_key *k, const char *path, char *err, size_t errlen)
 		if (n == -1) {
 			close(fd);
 			auth_key_clear(k);
-			return auth_err(err, errlen, "auth token file %s: %s",
+			return errbuf_set(err, errlen, "auth token file %s: %s",
 			    path, strerror(errno));
 		}
 		len += (size_t)n;
@@ -149,7 +135,7 @@ auth_key_load(struct auth_key *k, const char *path, char *err, size_t errlen)
 	close(fd);
 	if (n > 0) {
 		auth_key_clear(k);
-		return auth_err(err, errlen, "auth token file %s: over %d "
+		return errbuf_set(err, errlen, "auth token file %s: over %d "
 		    "bytes", path, AUTH_TOKEN_MAX);
 	}
 	while (len > 0 && (k->bytes[len - 1] == '\n' ||
@@ -158,7 +144,7 @@ auth_key_load(struct auth_key *k, const char *path, char *err, size_t errlen)
 		len--;
 	if (len < AUTH_TOKEN_MIN) {
 		auth_key_clear(k);
-		return auth_err(err, errlen, "auth token file %s: token of "
+		return errbuf_set(err, errlen, "auth token file %s: token of "
 		    "%zu bytes, at least %d needed (e.g. openssl rand -hex 32)",
 		    path, len, AUTH_TOKEN_MIN);
 	}

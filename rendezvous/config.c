@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "acl.h"
 #include "config.h"
+#include "errbuf.h"
 #include "log.h"
 
 #define KIB 1024ULL
@@ -55,20 +55,6 @@ const struct config_opt config_opts[] = {
 	  "CIDR[,CIDR]", "only these addresses may use the TCPStore protocol" },
 };
 const size_t config_nopts = sizeof config_opts / sizeof config_opts[0];
-
-/* Format an error message into a caller's buffer, if there is one. */
-static int __attribute__((format(printf, 3, 4)))
-config_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Defaults: every address, port 29400, store_limits_default(), no HTTP. */
 void
@@ -151,10 +137,10 @@ config_set_int(const struct config_opt *o, int *dst, const char *v,
 		return 0;
 	}
 	if (config_number(v, 0, &n) == -1)
-		return config_err(err, errlen, "%s: \"%s\" is not a number",
+		return errbuf_set(err, errlen, "%s: \"%s\" is not a number",
 		    o->key, v);
 	if (n < o->min || n > o->max)
-		return config_err(err, errlen, "%s: %llu is outside %llu..%llu",
+		return errbuf_set(err, errlen, "%s: %llu is outside %llu..%llu",
 		    o->key, n, o->min, o->max);
 	*dst = (int)n;
 	return 0;
@@ -168,11 +154,11 @@ config_set_unsigned(const struct config_opt *o, void *dst, const char *v,
 	unsigned long long n;
 
 	if (config_number(v, o->type == CONFIG_T_SIZE, &n) == -1)
-		return config_err(err, errlen, "%s: \"%s\" is not a %s",
+		return errbuf_set(err, errlen, "%s: \"%s\" is not a %s",
 		    o->key, v, o->type == CONFIG_T_SIZE ?
 		    "size (N, Nk, NM or NG)" : "number");
 	if (n < o->min || n > o->max)
-		return config_err(err, errlen, "%s: %llu is outside %llu..%llu",
+		return errbuf_set(err, errlen, "%s: %llu is outside %llu..%llu",
 		    o->key, n, o->min, o->max);
 	if (o->type == CONFIG_T_SIZE)
 		*(size_t *)dst = (size_t)n;
@@ -194,7 +180,7 @@ config_set_level(const struct config_opt *o, int *dst, const char *v,
 			*dst = i;
 			return 0;
 		}
-	return config_err(err, errlen, "%s: \"%s\" is not warn, info or debug",
+	return errbuf_set(err, errlen, "%s: \"%s\" is not warn, info or debug",
 	    o->key, v);
 }
 
@@ -204,9 +190,9 @@ config_set_str(const struct config_opt *o, char *dst, const char *v,
     size_t vlen, char *err, size_t errlen)
 {
 	if (vlen == 0)
-		return config_err(err, errlen, "%s: empty value", o->key);
+		return errbuf_set(err, errlen, "%s: empty value", o->key);
 	if (vlen >= CONFIG_HOST_MAX)
-		return config_err(err, errlen, "%s: value longer than %d bytes",
+		return errbuf_set(err, errlen, "%s: value longer than %d bytes",
 		    o->key, CONFIG_HOST_MAX - 1);
 	memcpy(dst, v, vlen);
 	dst[vlen] = '\0';
@@ -230,8 +216,9 @@ config_set_hosts(struct rdzvd_config *cfg, const struct config_opt *o,
 		comma = strchr(p, ',');
 		n = comma != NULL ? (size_t)(comma - p) : strlen(p);
 		if (cfg->nhosts == CONFIG_MAX_HOSTS)
-			return config_err(err, errlen, "%s: more than %d addresses",
-			    o->key, CONFIG_MAX_HOSTS);
+			return errbuf_set(err, errlen,
+			    "%s: more than %d addresses", o->key,
+			    CONFIG_MAX_HOSTS);
 		if (config_set_str(o, cfg->hosts[cfg->nhosts], p, n, err,
 		    errlen) == -1)
 			return -1;
@@ -251,7 +238,7 @@ config_set(struct rdzvd_config *cfg, const char *key, const char *value,
 	char *dst = (char *)cfg;
 
 	if (o == NULL)
-		return config_err(err, errlen, "unknown key \"%.64s\"", key);
+		return errbuf_set(err, errlen, "unknown key \"%.64s\"", key);
 	dst += o->offset;
 	switch (o->type) {
 	case CONFIG_T_HOSTS:
@@ -266,7 +253,7 @@ config_set(struct rdzvd_config *cfg, const char *key, const char *value,
 	case CONFIG_T_LEVEL:
 		return config_set_level(o, (int *)(void *)dst, value, err, errlen);
 	}
-	return config_err(err, errlen, "%s: bad table entry", key);
+	return errbuf_set(err, errlen, "%s: bad table entry", key);
 }
 
 /* Trim blanks at both ends of [*s, *e). */
@@ -290,11 +277,12 @@ config_value(const char **s, const char **e, char *err, size_t errlen)
 	if (*s < *e && **s == '"') {
 		p = memchr(*s + 1, '"', (size_t)(*e - *s - 1));
 		if (p == NULL)
-			return config_err(err, errlen, "unterminated quote");
+			return errbuf_set(err, errlen, "unterminated quote");
 		for (q = p + 1; q < *e && (*q == ' ' || *q == '\t'); q++)
 			;
 		if (q < *e && *q != '#')
-			return config_err(err, errlen, "text after closing quote");
+			return errbuf_set(err, errlen,
+			    "text after closing quote");
 		(*s)++;
 		*e = p;
 		return 0;
@@ -320,21 +308,21 @@ config_line(struct rdzvd_config *cfg, const char *s, const char *e,
 	if (s == e || *s == '#')
 		return 0;
 	if (memchr(s, '\0', (size_t)(e - s)) != NULL)
-		return config_err(err, errlen, "NUL byte");
+		return errbuf_set(err, errlen, "NUL byte");
 	eq = memchr(s, '=', (size_t)(e - s));
 	if (eq == NULL)
-		return config_err(err, errlen, "expected \"key = value\"");
+		return errbuf_set(err, errlen, "expected \"key = value\"");
 	ks = s, ke = eq, vs = eq + 1, ve = e;
 	config_trim(&ks, &ke);
 	if (ks == ke)
-		return config_err(err, errlen, "missing key before '='");
+		return errbuf_set(err, errlen, "missing key before '='");
 	if ((size_t)(ke - ks) >= sizeof key)
-		return config_err(err, errlen, "key longer than %d bytes",
+		return errbuf_set(err, errlen, "key longer than %d bytes",
 		    CONFIG_KEY_MAX - 1);
 	memcpy(key, ks, (size_t)(ke - ks));
 	key[ke - ks] = '\0';
 	if (config_find(key, strlen(key)) == NULL)
-		return config_err(err, errlen, "unknown key \"%s\"", key);
+		return errbuf_set(err, errlen, "unknown key \"%s\"", key);
 	if (config_value(&vs, &ve, err, errlen) == -1)
 		return -1;
 	memcpy(val, vs, (size_t)(ve - vs));
@@ -355,7 +343,7 @@ config_parse(struct rdzvd_config *cfg, const char *buf, size_t len,
 	unsigned lineno = 0;
 
 	if (len > CONFIG_FILE_MAX)
-		return config_err(err, errlen, "larger than %d bytes",
+		return errbuf_set(err, errlen, "larger than %d bytes",
 		    CONFIG_FILE_MAX);
 	while (p < end) {
 		lineno++;
@@ -363,10 +351,12 @@ config_parse(struct rdzvd_config *cfg, const char *buf, size_t len,
 		if (nl == NULL)
 			nl = end;
 		if (nl - p >= CONFIG_LINE_MAX)
-			return config_err(err, errlen, "line %u: longer than %d "
-			    "bytes", lineno, CONFIG_LINE_MAX - 1);
+			return errbuf_set(err, errlen,
+			    "line %u: longer than %d bytes", lineno,
+			    CONFIG_LINE_MAX - 1);
 		if (config_line(cfg, p, nl, why, sizeof why) == -1)
-			return config_err(err, errlen, "line %u: %s", lineno, why);
+			return errbuf_set(err, errlen, "line %u: %s", lineno,
+			    why);
 		p = nl + 1;
 	}
 	return 0;
@@ -405,14 +395,14 @@ config_load(struct rdzvd_config *cfg, const char *path, int missing_ok,
 	if (fd == -1) {
 		if (errno == ENOENT && missing_ok)
 			return 0;
-		return config_err(err, errlen, "%s: %s", path, strerror(errno));
+		return errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 	}
 	n = config_read(fd, buf, sizeof buf);
 	close(fd);
 	if (n == -1)
-		return config_err(err, errlen, "%s: %s", path, strerror(errno));
+		return errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 	if (config_parse(cfg, buf, (size_t)n, why, sizeof why) == -1)
-		return config_err(err, errlen, "%s: %s", path, why);
+		return errbuf_set(err, errlen, "%s: %s", path, why);
 	return 0;
 }
 
@@ -424,10 +414,10 @@ config_check(const struct rdzvd_config *cfg, char *err, size_t errlen)
 	struct acl acl;
 
 	if (l->max_inbuf < l->max_key || l->max_inbuf < 64)
-		return config_err(err, errlen, "max-input (%zu) must be at "
+		return errbuf_set(err, errlen, "max-input (%zu) must be at "
 		    "least max-key-size (%zu)", l->max_inbuf, l->max_key);
 	if (cfg->http_port > 0 && cfg->http_port == cfg->port)
-		return config_err(err, errlen, "http-port and port are both %d",
+		return errbuf_set(err, errlen, "http-port and port are both %d",
 		    cfg->port);
 	if (cfg->tcpstore_allow[0] != '\0' &&
 	    acl_parse(&acl, cfg->tcpstore_allow, err, errlen) == -1)
