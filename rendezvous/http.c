@@ -23,6 +23,7 @@
 #include "http.h"
 #include "log.h"
 #include "rdzv.h"
+#include "sock.h"
 #include "store.h"
 #include "wire.h"
 
@@ -42,6 +43,15 @@ http_metric_head(struct evbuffer *out, const char *name, const char *type,
 {
 	evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help,
 	    name, type);
+}
+
+/* Append the HELP and TYPE lines of an unlabelled metric and its value. */
+static void
+http_metric_value(struct evbuffer *out, const char *name, const char *type,
+    const char *help, unsigned long long value)
+{
+	http_metric_head(out, name, type, help);
+	evbuffer_add_printf(out, "%s %llu\n", name, value);
 }
 
 /* Escape a label value (backslash, quote, newline) into dst. */
@@ -75,10 +85,8 @@ http_self_metrics(struct http *h, struct evbuffer *out)
 	    "Start time of the daemon since the Unix epoch.");
 	evbuffer_add_printf(out, "cgrun_rdzvd_start_time_seconds %lld\n",
 	    (long long)h->started);
-	http_metric_head(out, "cgrun_rdzvd_http_requests_total", "counter",
-	    "HTTP requests received by the observability server.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_http_requests_total %llu\n",
-	    (unsigned long long)h->requests);
+	http_metric_value(out, "cgrun_rdzvd_http_requests_total", "counter",
+	    "HTTP requests received by the observability server.", h->requests);
 }
 
 /* GET /metrics: every source's lines after the daemon's own. */
@@ -210,22 +218,6 @@ http_free(struct http *h)
 	free(h);
 }
 
-/* The port a listening socket is bound to, or -1. */
-static int
-http_sock_port(evutil_socket_t fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof ss;
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
-		return -1;
-	if (ss.ss_family == AF_INET)
-		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return -1;
-}
-
 /* Bind host:port (port 0: ephemeral) and report the bound port. */
 int
 http_listen(struct http *h, const char *host, int port, int *bound,
@@ -240,7 +232,7 @@ http_listen(struct http *h, const char *host, int port, int *bound,
 		return -1;
 	}
 	if (bound != NULL)
-		*bound = http_sock_port(evhttp_bound_socket_get_fd(bs));
+		*bound = sock_local_port(evhttp_bound_socket_get_fd(bs));
 	return 0;
 }
 
@@ -292,28 +284,21 @@ http_store_metrics(struct evbuffer *out, void *arg)
 	for (i = 0; i < 4; i++)
 		evbuffer_add_printf(out, "cgrun_rdzvd_connections{dialect=\"%s\"}"
 		    " %zu\n", http_dialects[i], st.conns[i]);
-	http_metric_head(out, "cgrun_rdzvd_connections_accepted_total",
-	    "counter", "Client connections accepted.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_connections_accepted_total %llu\n",
-	    (unsigned long long)st.accepted);
+	http_metric_value(out, "cgrun_rdzvd_connections_accepted_total",
+	    "counter", "Client connections accepted.", st.accepted);
 	http_metric_head(out, "cgrun_rdzvd_requests_total", "counter",
 	    "TCPStore requests served, by operation.");
 	for (i = 0; i < WOP__COUNT; i++)
 		evbuffer_add_printf(out, "cgrun_rdzvd_requests_total{op=\"%s\"} "
 		    "%llu\n", http_ops[i], (unsigned long long)st.requests[i]);
-	http_metric_head(out, "cgrun_rdzvd_received_bytes_total", "counter",
-	    "Bytes received from clients.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_received_bytes_total %llu\n",
-	    (unsigned long long)st.bytes_in);
-	http_metric_head(out, "cgrun_rdzvd_sent_bytes_total", "counter",
-	    "Bytes sent to clients.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_sent_bytes_total %llu\n",
-	    (unsigned long long)st.bytes_out);
-	http_metric_head(out, "cgrun_rdzvd_waiters", "gauge",
-	    "Connections blocked in WAIT.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_waiters %zu\n", st.waiting);
-	http_metric_head(out, "cgrun_rdzvd_keys", "gauge", "Keys stored.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_keys %zu\n", st.keys);
+	http_metric_value(out, "cgrun_rdzvd_received_bytes_total", "counter",
+	    "Bytes received from clients.", st.bytes_in);
+	http_metric_value(out, "cgrun_rdzvd_sent_bytes_total", "counter",
+	    "Bytes sent to clients.", st.bytes_out);
+	http_metric_value(out, "cgrun_rdzvd_waiters", "gauge",
+	    "Connections blocked in WAIT.", st.waiting);
+	http_metric_value(out, "cgrun_rdzvd_keys", "gauge",
+	    "Keys stored.", st.keys);
 }
 
 /* The "store" member of /status. */
@@ -391,35 +376,24 @@ http_rdzv_metrics(struct evbuffer *out, void *arg)
 	for (i = 0; i < RDZV_J__COUNT; i++)
 		evbuffer_add_printf(out, "cgrun_rdzvd_jobs{state=\"%s\"} %zu\n",
 		    rdzv_jstate_name(i), s.jobs[i]);
-	http_metric_head(out, "cgrun_rdzvd_jobs_created_total", "counter",
-	    "Rendezvous jobs created.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_jobs_created_total %llu\n",
-	    (unsigned long long)st.jobs_created);
-	http_metric_head(out, "cgrun_rdzvd_rounds_total", "counter",
-	    "Rendezvous rounds decided.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_rounds_total %llu\n",
-	    (unsigned long long)st.rounds);
+	http_metric_value(out, "cgrun_rdzvd_jobs_created_total", "counter",
+	    "Rendezvous jobs created.", st.jobs_created);
+	http_metric_value(out, "cgrun_rdzvd_rounds_total", "counter",
+	    "Rendezvous rounds decided.", st.rounds);
 	http_metric_head(out, "cgrun_rdzvd_nodes", "gauge",
 	    "Nodes alive (known to a job), by state.");
 	for (i = 0; i < RDZV_N__COUNT; i++)
 		evbuffer_add_printf(out, "cgrun_rdzvd_nodes{state=\"%s\"} %zu\n",
 		    rdzv_nstate_name(i), s.nodes[i]);
-	http_metric_head(out, "cgrun_rdzvd_nodes_disconnected", "gauge",
-	    "Nodes whose connection is gone, within their keep-alive window.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_nodes_disconnected %zu\n",
+	http_metric_value(out, "cgrun_rdzvd_nodes_disconnected", "gauge",
+	    "Nodes whose connection is gone, within their keep-alive window.",
 	    s.disconnected);
-	http_metric_head(out, "cgrun_rdzvd_nodes_dead_total", "counter",
-	    "Nodes declared dead after missed keep-alives.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_nodes_dead_total %llu\n",
-	    (unsigned long long)st.nodes_dead);
-	http_metric_head(out, "cgrun_rdzvd_restarts_total", "counter",
-	    "Job restarts spent on worker failures.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_restarts_total %llu\n",
-	    (unsigned long long)st.restarts);
-	http_metric_head(out, "cgrun_rdzvd_auth_failures_total", "counter",
-	    "Native clients refused for a wrong auth token.");
-	evbuffer_add_printf(out, "cgrun_rdzvd_auth_failures_total %llu\n",
-	    (unsigned long long)st.auth_failures);
+	http_metric_value(out, "cgrun_rdzvd_nodes_dead_total", "counter",
+	    "Nodes declared dead after missed keep-alives.", st.nodes_dead);
+	http_metric_value(out, "cgrun_rdzvd_restarts_total", "counter",
+	    "Job restarts spent on worker failures.", st.restarts);
+	http_metric_value(out, "cgrun_rdzvd_auth_failures_total", "counter",
+	    "Native clients refused for a wrong auth token.", st.auth_failures);
 }
 
 /* Walk callback: one job object in /status "jobs". */

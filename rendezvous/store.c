@@ -38,6 +38,7 @@
 
 #include "kv.h"
 #include "log.h"
+#include "sock.h"
 #include "acl.h"
 #include "store.h"
 #include "wire.h"
@@ -1041,22 +1042,6 @@ store_bind_one(const struct addrinfo *ai, int port, char *err, size_t errlen)
 	return fd;
 }
 
-/* The local port of a socket, or -1. */
-static int
-store_local_port(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof ss;
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
-		return -1;
-	if (ss.ss_family == AF_INET)
-		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return -1;
-}
-
 #define STORE_MAX_ADDRS		16	/* addresses of one host name */
 #define STORE_PORT_TRIES	8	/* port 0: retries if a sibling is busy */
 
@@ -1084,7 +1069,7 @@ store_bind_all(const struct addrinfo *res, int *port, int *fds, int *busy,
 			continue;
 		}
 		if (p == 0)
-			p = store_local_port(fd);
+			p = sock_local_port(fd);
 		fds[n++] = fd;
 	}
 	if (*busy)
