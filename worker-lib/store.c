@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cgrun/store.h"
+#include "util.h"
 #include "wire.h"
 
 /* Backoff between connection attempts: first delay, cap (milliseconds). */
@@ -54,21 +55,11 @@ struct cgrun_store {
 	char		 err[CGRUN_ERRLEN];
 };
 
-/* Milliseconds on the monotonic clock. */
-static int64_t
-store_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Milliseconds left until deadline, at least 0, at most INT32_MAX. */
 static int
 store_left_ms(int64_t deadline)
 {
-	int64_t left = deadline - store_now_ms();
+	int64_t left = deadline - cgrun_now_ms();
 
 	if (left < 0)
 		return 0;
@@ -359,7 +350,7 @@ store_recv_raw(int fd, void *p, size_t n, int64_t deadline)
 static int64_t
 store_deadline(const struct cgrun_store *s)
 {
-	return store_now_ms() + s->conn->timeout_ms;
+	return cgrun_now_ms() + s->conn->timeout_ms;
 }
 
 /* Send the encoded request; on failure break the connection. */
@@ -497,7 +488,7 @@ store_wait_keys(struct cgrun_store *s, const char *const *keys, size_t n,
 	store_put_keys(s, keys, n);
 	if (store_flush(s, "wait") == -1)
 		return -1;
-	deadline = store_now_ms() + timeout_ms;
+	deadline = cgrun_now_ms() + timeout_ms;
 	if (store_recv_raw(c->fd, &code, 1, deadline) == -1) {
 		if (errno == ETIMEDOUT)
 			return store_cancel_wait(s, n, timeout_ms);
@@ -648,8 +639,8 @@ static int
 store_dial(const char *host, int port, int timeout_ms, char *err)
 {
 	struct addrinfo *res = NULL;
-	int64_t deadline = store_now_ms() + timeout_ms;
-	uint32_t seed = (uint32_t)getpid() ^ (uint32_t)store_now_ms() ^
+	int64_t deadline = cgrun_now_ms() + timeout_ms;
+	uint32_t seed = (uint32_t)getpid() ^ (uint32_t)cgrun_now_ms() ^
 	    (uint32_t)(uintptr_t)&res;
 	int fd, delay = STORE_BACKOFF_MIN_MS, attempts = 0;
 
