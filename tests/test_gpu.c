@@ -18,40 +18,11 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "helper_gpu.h"
 
 static struct gpu_info gi[GPU_MAX];
 static struct gpu_vis vis[GPU_MAX];
 static char warn[256], err[256];
-
-/* Path of a fixture topology. */
-static const char *
-fixture(const char *name)
-{
-	static char path[PATH_MAX];
-	const char *top = getenv("CGRUN_TOP");
-
-	snprintf(path, sizeof(path), "%s/tests/topologies/%s.xml",
-	    top != NULL ? top : ".", name);
-	ck_assert_msg(access(path, R_OK) == 0, "fixture %s missing", path);
-	return path;
-}
-
-/* Path of the fake NVML built next to this program. */
-static const char *
-fake_nvml(void)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	ck_assert_int_gt(n, 0);
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/fake_nvml/libnvidia-ml.so.1",
-	    dirname(exe));
-	ck_assert_msg(access(path, R_OK) == 0, "%s missing (make tests)",
-	    path);
-	return path;
-}
 
 /* A GPU with a bus id, UUID and speed. */
 static void
@@ -341,7 +312,7 @@ scan_fixture(const char *name)
 	int n, i;
 
 	ck_assert_int_eq(hwloc_topology_init(&t), 0);
-	ck_assert_int_eq(hwloc_topology_set_xml(t, fixture(name)), 0);
+	ck_assert_int_eq(hwloc_topology_set_xml(t, gpu_fixture(name)), 0);
 	hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
 	ck_assert_int_eq(hwloc_topology_load(t), 0);
 	n = gpu_hwloc_scan(t, gi, GPU_MAX);
@@ -375,7 +346,7 @@ START_TEST(nvml_fake_default)
 
 	unsetenv("FAKE_NVML_GPUS");
 	unsetenv("FAKE_NVML_FAIL");
-	n = nvml_scan(fake_nvml(), gi, GPU_MAX, err, sizeof(err));
+	n = nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
 	ck_assert_msg(n == 8, "n=%d err=%s", n, err);
 	ck_assert_str_eq(gi[0].busid, "0000:18:00.0");
 	ck_assert_str_eq(gi[7].busid, "0000:f5:00.0");
@@ -394,21 +365,21 @@ START_TEST(nvml_fake_machine)
 	setenv("FAKE_NVML_GPUS", "00000000:3B:00.0,GPU-slow,7.0,5120;"
 	    "00000000:5E:00.0,GPU-fast,9.0,16896,MIG-m1|MIG-m2;"
 	    "00000001:01:00.0,GPU-mid,8.0,6912", 1);
-	n = nvml_scan(fake_nvml(), gi, GPU_MAX, err, sizeof(err));
+	n = nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
 	ck_assert_msg(n == 3, "n=%d err=%s", n, err);
 	ck_assert_str_eq(gi[1].busid, "0000:5e:00.0");
 	ck_assert_str_eq(gi[2].busid, "0001:01:00.0");
 	ck_assert_int_eq(gi[1].nmig, 2);
 	ck_assert_str_eq(gi[1].mig[1], "MIG-m2");
 	/* limited to max */
-	ck_assert_int_eq(nvml_scan(fake_nvml(), gi, 2, err, sizeof(err)), 2);
+	ck_assert_int_eq(nvml_scan(gpu_fake_nvml(), gi, 2, err, sizeof(err)), 2);
 }
 END_TEST
 
 START_TEST(nvml_fake_errors)
 {
 	setenv("FAKE_NVML_FAIL", "init", 1);
-	ck_assert_int_eq(nvml_scan(fake_nvml(), gi, GPU_MAX, err,
+	ck_assert_int_eq(nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err,
 	    sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "Driver Not Loaded"));
 	unsetenv("FAKE_NVML_FAIL");
@@ -426,7 +397,7 @@ START_TEST(discover_nvml_order_and_cvd)
 {
 	struct gpu_list *l;
 
-	setenv("CGRUN_NVML_LIBRARY", fake_nvml(), 1);
+	setenv("CGRUN_NVML_LIBRARY", gpu_fake_nvml(), 1);
 	setenv("FAKE_NVML_GPUS", "00000000:3B:00.0,GPU-slow,7.0,5120;"
 	    "00000000:5E:00.0,GPU-fast,9.0,16896,MIG-m1|MIG-m2;"
 	    "00000001:01:00.0,GPU-mid,8.0,6912", 1);
@@ -476,7 +447,7 @@ START_TEST(discover_hwloc_fallback)
 	setenv("CUDA_VISIBLE_DEVICES", "2,0", 1);
 	ck_assert_int_eq(hwloc_topology_init(&t), 0);
 	ck_assert_int_eq(hwloc_topology_set_xml(t,
-	    fixture("xeon-2socket-3gpu-uneven")), 0);
+	    gpu_fixture("xeon-2socket-3gpu-uneven")), 0);
 	hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
 	ck_assert_int_eq(hwloc_topology_load(t), 0);
 	l = gpu_discover(t, err, sizeof(err));

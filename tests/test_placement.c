@@ -25,6 +25,7 @@
 #include <hwloc.h>
 
 #include "gpu.h"
+#include "helper_gpu.h"
 #include "placement.h"
 
 /* Facts of the fixtures. */
@@ -35,34 +36,6 @@ static const char *const g4_bus[] = { "0000:18:00.0", "0000:19:00.0",
     "0000:f4:00.0", "0000:f5:00.0" };
 
 static char err[512];
-
-/* Path of a fixture topology. */
-static const char *
-fixture(const char *name)
-{
-	static char path[PATH_MAX];
-	const char *top = getenv("CGRUN_TOP");
-
-	snprintf(path, sizeof(path), "%s/tests/topologies/%s.xml",
-	    top != NULL ? top : ".", name);
-	ck_assert_msg(access(path, R_OK) == 0, "fixture %s missing", path);
-	return path;
-}
-
-/* Path of the fake NVML built next to this program. */
-static const char *
-fake_nvml(void)
-{
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	ck_assert_int_gt(n, 0);
-	exe[n] = '\0';
-	snprintf(path, sizeof(path), "%s/fake_nvml/libnvidia-ml.so.1",
-	    dirname(exe));
-	return path;
-}
 
 /* Each test starts from a clean environment: no NVML, no CUDA variables. */
 static void
@@ -88,7 +61,7 @@ mkplan(const char *machine, int nproc, const char *cpu_bind,
 	o.numa_binding = numa_binding;
 	o.gpu_visibility = vis;
 	if (machine != NULL)
-		setenv("HWLOC_XMLFILE", fixture(machine), 1);
+		setenv("HWLOC_XMLFILE", gpu_fixture(machine), 1);
 	p = plan_new(nproc, &o, err, sizeof(err));
 	ck_assert_msg(p != NULL, "plan_new: %s", err);
 	ck_assert_int_eq(plan_nproc(p), nproc);
@@ -264,7 +237,7 @@ START_TEST(g4dn_cvd_subset_reorder)
 	char e[256];
 
 	setenv("CUDA_VISIBLE_DEVICES", "5,1,4", 1);
-	setenv("HWLOC_XMLFILE", fixture("g4dn-2socket-8gpu"), 1);
+	setenv("HWLOC_XMLFILE", gpu_fixture("g4dn-2socket-8gpu"), 1);
 	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 3);
 	p = mkplan("g4dn-2socket-8gpu", 3, NULL, NULL, NULL);
 	expect_rank(p, 0, g4_bus[5], "1", G4_PKG1, 24);
@@ -285,7 +258,7 @@ START_TEST(g4dn_cvd_cut)
 
 	/* CUDA stops at the out-of-range 9: two GPUs */
 	setenv("CUDA_VISIBLE_DEVICES", "7,6,9,0", 1);
-	setenv("HWLOC_XMLFILE", fixture("g4dn-2socket-8gpu"), 1);
+	setenv("HWLOC_XMLFILE", gpu_fixture("g4dn-2socket-8gpu"), 1);
 	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 2);
 	p = mkplan("g4dn-2socket-8gpu", 2, NULL, NULL, NULL);
 	expect_rank(p, 0, g4_bus[7], "1", G4_PKG1, 24);
@@ -302,7 +275,7 @@ START_TEST(xeon_uneven)
 	struct plan *p;
 	char e[256];
 
-	setenv("HWLOC_XMLFILE", fixture("xeon-2socket-3gpu-uneven"), 1);
+	setenv("HWLOC_XMLFILE", gpu_fixture("xeon-2socket-3gpu-uneven"), 1);
 	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 3);
 	ck_assert_int_eq(placement_nproc("auto", e, sizeof(e)), 3);
 	p = mkplan("xeon-2socket-3gpu-uneven", 3, NULL, NULL, NULL);
@@ -380,7 +353,7 @@ START_TEST(cpu_only_machine)
 	char e[256];
 	int r;
 
-	setenv("HWLOC_XMLFILE", fixture("haswell-2socket-4numa-cpuonly"), 1);
+	setenv("HWLOC_XMLFILE", gpu_fixture("haswell-2socket-4numa-cpuonly"), 1);
 	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), -1);
 	ck_assert_ptr_nonnull(strstr(e, "no GPU found"));
 	ck_assert_int_eq(placement_nproc("auto", e, sizeof(e)),
@@ -447,7 +420,7 @@ START_TEST(visibility_own)
 	plan_free(p);
 	/* with NVML: named by UUID, independent of the device order */
 	unsetenv("CUDA_VISIBLE_DEVICES");
-	setenv("CGRUN_NVML_LIBRARY", fake_nvml(), 1);
+	setenv("CGRUN_NVML_LIBRARY", gpu_fake_nvml(), 1);
 	p = mkplan("g4dn-2socket-8gpu", 8, NULL, NULL, "own");
 	ck_assert_str_eq(env(p, 6, "CUDA_VISIBLE_DEVICES"),
 	    "GPU-fake0000-0000-0000-0000-000000000006");
@@ -463,7 +436,7 @@ START_TEST(nvml_order_places)
 	struct plan *p;
 
 	/* FASTEST_FIRST: 84 (9.0), 83 (8.0), then 03 (7.0) */
-	setenv("CGRUN_NVML_LIBRARY", fake_nvml(), 1);
+	setenv("CGRUN_NVML_LIBRARY", gpu_fake_nvml(), 1);
 	setenv("FAKE_NVML_GPUS", "00000000:03:00.0,GPU-a,7.0,448;"
 	    "00000000:83:00.0,GPU-b,8.0,448;00000000:84:00.0,GPU-c,9.0,448", 1);
 	p = mkplan("xeon-2socket-3gpu-uneven", 3, NULL, NULL, NULL);
@@ -503,8 +476,8 @@ START_TEST(discovery_once)
 	ck_assert_int_ge(fd, 0);
 	close(fd);
 	setenv("FAKE_NVML_INITLOG", log, 1);
-	setenv("CGRUN_NVML_LIBRARY", fake_nvml(), 1);
-	setenv("HWLOC_XMLFILE", fixture("g4dn-2socket-8gpu"), 1);
+	setenv("CGRUN_NVML_LIBRARY", gpu_fake_nvml(), 1);
+	setenv("HWLOC_XMLFILE", gpu_fixture("g4dn-2socket-8gpu"), 1);
 	/* --nproc-per-node=gpu then the plan: NVML initialised once */
 	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 8);
 	p = mkplan("g4dn-2socket-8gpu", 8, NULL, NULL, NULL);
@@ -528,7 +501,7 @@ START_TEST(gpus_unknowable)
 
 	/* UUIDs without NVML: GPU placement is impossible, and says so */
 	setenv("CUDA_VISIBLE_DEVICES", "GPU-1234abcd", 1);
-	setenv("HWLOC_XMLFILE", fixture("xeon-2socket-3gpu-uneven"), 1);
+	setenv("HWLOC_XMLFILE", gpu_fixture("xeon-2socket-3gpu-uneven"), 1);
 	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), -1);
 	ck_assert_ptr_nonnull(strstr(e, "UUID"));
 	{
