@@ -49,6 +49,8 @@ SYSTEMD_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd 2>/dev/null || echo -lsy
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
 CPPFLAGS += $(EVENT_CFLAGS) $(HWLOC_CFLAGS) $(JSON_CFLAGS)
+# Optional, bench/floor.c only: its io_uring mode where liburing-dev is.
+URING_LIBS   := $(shell $(PKG_CONFIG) --libs liburing 2>/dev/null)
 
 # NCCL bootstrap library: only where nccl.h is found.
 HAVE_NCCL := $(shell test -f $(CUDA_HOME)/include/nccl.h && test -f $(CUDA_HOME)/include/cuda_runtime.h && echo 1)
@@ -127,7 +129,11 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(call obj,$(TEST_HELPERS)) $(LIBLNCH_A) $(
 $(BUILD)/tests/%.o: CPPFLAGS += $(CHECK_CFLAGS) -Itests
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBRDZV_A) $(LIBCGRUN_A)
-	$(CC) -o $@ $^ $(LDFLAGS) $(RDZV_DEPLIBS) -lm
+	$(CC) -o $@ $^ $(LDFLAGS) $(RDZV_DEPLIBS) $(BENCH_LIBS) -lm
+ifneq ($(URING_LIBS),)
+$(BUILD)/bench/floor.o: CPPFLAGS += -DHAVE_LIBURING
+$(BUILD)/bench/floor: BENCH_LIBS = $(URING_LIBS)
+endif
 
 # The .pc files name the install directories: remake them when these change
 # (`make && make install PREFIX=/usr` must not install /usr/local's).
