@@ -6,25 +6,37 @@
 #
 # usage: BUILD=build sh bench/store.sh     (after `make`; `make bench` does both)
 # env:   BENCH_SECS   seconds per ops cell (default 1)
+#        BENCH_REPEAT times each ops cell is measured (default 1; the
+#                     report takes the median)
 #        BENCH_SIZES  barrier/storm sizes (default "256 1024 4096 8192 10000")
 #        BENCH_SERVERS subset of "cgrun torch113 torch26"
+#        BENCH_FLOORS subset of "floor floor-uring" (bench/floor.c, the
+#                     least a server can spend per request; ops only)
 #        BENCH_PHASES subset of "ops barrier storm idle"
+#
+# The ops phase runs every server at once and measures them in turn, cell
+# by cell, so that a change in the machine's load weighs on all of them
+# alike; the other phases give each server a fresh process of its own.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 TOP=$(pwd)
 BUILD=${BUILD:-build}
 LOADGEN=$TOP/$BUILD/bench/loadgen
 RDZVD=$TOP/$BUILD/cgrun-rdzvd
+FLOOR=$TOP/$BUILD/bench/floor
 SECS=${BENCH_SECS:-1}
+REPEAT=${BENCH_REPEAT:-1}
 SIZES=${BENCH_SIZES:-256 1024 4096 8192 10000}
 SERVERS=${BENCH_SERVERS:-cgrun torch113 torch26}
+FLOORS=${BENCH_FLOORS-floor floor-uring}
 PHASES=${BENCH_PHASES:-ops barrier storm idle}
 OUT=$TOP/bench/results
 RAW=$OUT/store.raw
 T=$(mktemp -d "${TMPDIR:-/tmp}/store-bench.XXXXXX")
 SPID=
+RUNNING=
 
-for f in "$LOADGEN" "$RDZVD"; do
+for f in "$LOADGEN" "$RDZVD" "$FLOOR"; do
 	[ -x "$f" ] || { echo "store.sh: $f missing: run make BUILD=$BUILD first" >&2; exit 1; }
 done
 # 10,000 connections on each side, plus the server's own files.
@@ -32,10 +44,13 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null
 [ "$(ulimit -n)" -ge 10100 ] 2>/dev/null ||
 	echo "store.sh: warning: ulimit -n is $(ulimit -n); the 10,000-connection cells will fail" >&2
 
-# Stop the running server (started by us, by pid).
+# Stop the running servers (started by us, by pid).
 stop_server() {
-	[ -n "$SPID" ] && kill "$SPID" 2>/dev/null && wait "$SPID" 2>/dev/null
+	for p in $SPID $RUNNING; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
 	SPID=
+	RUNNING=
 }
 trap 'stop_server; rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM
@@ -57,8 +72,12 @@ start_server() {
 	mkdir -p "$T"
 	rm -f "$T/port" "$T/out"
 	case $1 in
-	cgrun)
-		"$RDZVD" -d --host 127.0.0.1 --port 0 >"$T/out" 2>"$T/server.log" &
+	cgrun|floor|floor-uring)
+		case $1 in
+		cgrun) "$RDZVD" -d --host 127.0.0.1 --port 0 >"$T/out" 2>"$T/server.log" & ;;
+		floor) "$FLOOR" >"$T/out" 2>"$T/server.log" & ;;
+		floor-uring) "$FLOOR" -u >"$T/out" 2>"$T/server.log" & ;;
+		esac
 		SPID=$!
 		DIALECT=v2
 		wait_port "$T/out" 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' ;;
@@ -90,6 +109,7 @@ have_server() {
 	case $1 in
 	torch113) /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null ;;
 	torch26) sh "$TOP/tests/torch26.sh" --ensure >/dev/null 2>&1 ;;
+	floor-uring) ldd "$FLOOR" 2>/dev/null | grep -q liburing ;;	# built without liburing-dev
 	*) true ;;
 	esac
 }
@@ -97,23 +117,54 @@ have_server() {
 # BENCH_APPEND=1 keeps earlier lines (the report uses the last line of
 # each cell); BENCH_REPORT_ONLY=1 only rewrites store.md from store.raw.
 [ -n "${BENCH_APPEND:-}" ] || [ -n "${BENCH_REPORT_ONLY:-}" ] || : >"$RAW"
-[ -n "${BENCH_REPORT_ONLY:-}" ] && SERVERS=
+[ -n "${BENCH_REPORT_ONLY:-}" ] && SERVERS= && FLOORS=
 start=$(date +%s)
 LOAD0=$(cut -d" " -f1-3 /proc/loadavg)
-[ -n "$SERVERS" ] && echo "run date=\"$(date -u '+%H:%M UTC')\" servers=\"$SERVERS\" phases=\"$PHASES\" sizes=\"$SIZES\" secs=$SECS load=\"$LOAD0\"" >>"$RAW"
-for s in $SERVERS; do
-	have_server "$s" || { echo "server=$s unavailable=1" | tee -a "$RAW"; continue; }
+[ -n "$SERVERS$FLOORS" ] && echo "run date=\"$(date -u '+%H:%M UTC')\" servers=\"$SERVERS $FLOORS\" phases=\"$PHASES\" sizes=\"$SIZES\" secs=$SECS repeat=$REPEAT load=\"$LOAD0\"" >>"$RAW"
+UP=
+for s in $SERVERS $FLOORS; do
+	if have_server "$s"; then
+		UP="$UP $s"
+	else
+		echo "server=$s unavailable=1" | tee -a "$RAW"
+	fi
+done
+
+# ops: all servers up at once, measured in turn for each cell.
+ops_phase() {
+	for s in $UP; do
+		start_server "$s" || exit 1
+		v=$(echo "$s" | tr - _)
+		eval "port_$v=\$PORT pid_$v=\$SPID dialect_$v=\$DIALECT"
+		RUNNING="$RUNNING $SPID"
+		SPID=
+	done
+	for op in set get add cas tget; do
+		for n in 1 16 256 1024; do
+			r=0
+			while [ $r -lt "$REPEAT" ]; do
+				for s in $UP; do
+					v=$(echo "$s" | tr - _)
+					eval "PORT=\$port_$v SPID=\$pid_$v DIALECT=\$dialect_$v"
+					lg "$s" ops "$op" "$n" "$SECS"
+				done
+				r=$((r + 1))
+			done
+		done
+	done
+	SPID=
+	stop_server
+}
+
+case " $PHASES " in *" ops "*) [ -n "$UP" ] && ops_phase ;; esac
+for s in $UP; do
+	case $s in floor*) continue ;; esac	# not a store: ops only
 	# Each phase gets a fresh server, so one phase's connections and keys
 	# do not weigh on the next.
 	for ph in $PHASES; do
+		[ "$ph" = ops ] && continue
 		start_server "$s" || exit 1
 		case $ph in
-		ops)
-			for op in set get add cas tget; do
-				for n in 1 16 256 1024; do
-					lg "$s" ops "$op" "$n" "$SECS"
-				done
-			done ;;
 		barrier|storm)
 			for n in $SIZES; do lg "$s" "$ph" "$n"; done ;;
 		idle)
