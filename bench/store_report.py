@@ -19,6 +19,8 @@ def parse(path):
             if "=" in tok:
                 k, v = tok.split("=", 1)
                 d[k] = v
+            else:
+                d[tok] = ""	# a bare word: "run" starts a run's header line
         rows.append(d)
     return rows
 
@@ -82,7 +84,7 @@ def main():
     out += ["- raw loadgen output: `bench/results/store.raw`; runs that wrote it "
             "(operations: the median, by server CPU per operation, of a cell's repeats in the newest "
             "run that measured it; other tables: the last line of each cell):"]
-    out += ["  - %s" % ", ".join("%s=%s" % kv for kv in sorted(r.items()))
+    out += ["  - %s" % ", ".join("%s=%s" % kv for kv in sorted(r.items()) if kv[0] != "run")
             for r in rows if "run" in r or (r and "date" in r and "server" not in r)]
     out += [""]
     out += ["Load generator: `bench/loadgen.c`, one thread, epoll, N connections with one "
