@@ -85,7 +85,7 @@ def main():
             "(operations: the median, by server CPU per operation, of a cell's repeats in the newest "
             "run that measured it; other tables: the last line of each cell):"]
     out += ["  - %s" % ", ".join("%s=%s" % kv for kv in sorted(r.items()) if kv[0] != "run")
-            for r in rows if "run" in r or (r and "date" in r and "server" not in r)]
+            for r in rows if "run" in r]
     out += [""]
     out += ["Load generator: `bench/loadgen.c`, one thread, epoll, N connections with one "
             "request in flight each; client and server share the machine's cores, so on a "
