@@ -120,7 +120,7 @@ have_server() {
 [ -n "${BENCH_REPORT_ONLY:-}" ] && SERVERS= && FLOORS=
 start=$(date +%s)
 LOAD0=$(cut -d" " -f1-3 /proc/loadavg)
-[ -n "$SERVERS$FLOORS" ] && echo "run date=\"$(date -u '+%H:%M UTC')\" servers=\"$SERVERS $FLOORS\" phases=\"$PHASES\" sizes=\"$SIZES\" secs=$SECS repeat=$REPEAT load=\"$LOAD0\"" >>"$RAW"
+[ -n "$SERVERS$FLOORS" ] && echo "run date=\"$(date -u '+%H:%M UTC')\" servers=\"$(echo $SERVERS $FLOORS)\" phases=\"$PHASES\" sizes=\"$SIZES\" secs=$SECS repeat=$REPEAT load=\"$LOAD0\"" >>"$RAW"
 UP=
 for s in $SERVERS $FLOORS; do
 	if have_server "$s"; then
