@@ -24,6 +24,19 @@ agent_pid() {
 	cat "$T/$1.pid"
 }
 
+# stuck_report NAME: what every other agent and the daemon said, and the
+# processes still alive, so that a hang can be told apart from a slow exit.
+stuck_report() {
+	for f in "$T"/*.log; do
+		[ -f "$f" ] && [ "$f" != "$T/$1.log" ] || continue
+		echo "== $(basename "$f"):"
+		tail -n 30 "$f"
+	done
+	echo "== processes:"
+	ps -eo pid,ppid,stat,wchan:24,etime,args --forest 2>/dev/null |
+		grep -E '[c]grun|[p]ython|[t]orch26' | cut -c1-200
+}
+
 # wait_agent NAME SECS: wait for the agent to exit; its status in AGENT_RC.
 wait_agent() {
 	p=$(agent_pid "$1") i=0
@@ -31,6 +44,7 @@ wait_agent() {
 		if [ "$i" -ge $(($2 * 10)) ]; then
 			echo "FAIL: agent $1 still running after $2 s; its log:"
 			tail -n 30 "$T/$1.log"
+			stuck_report "$1"
 			exit 1
 		fi
 		sleep 0.1
