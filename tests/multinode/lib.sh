@@ -24,11 +24,11 @@ agent_pid() {
 	cat "$T/$1.pid"
 }
 
-# stuck_report NAME: what every other agent and the daemon said, and the
-# processes still alive, so that a hang can be told apart from a slow exit.
+# stuck_report: after a wait ran out, what every agent and the daemon said
+# and the processes still alive, so a hang can be told from a slow exit.
 stuck_report() {
 	for f in "$T"/*.log; do
-		[ -f "$f" ] && [ "$f" != "$T/$1.log" ] || continue
+		[ -f "$f" ] || continue
 		echo "== $(basename "$f"):"
 		tail -n 30 "$f"
 	done
@@ -42,9 +42,8 @@ wait_agent() {
 	p=$(agent_pid "$1") i=0
 	while kill -0 "$p" 2>/dev/null; do
 		if [ "$i" -ge $(($2 * 10)) ]; then
-			echo "FAIL: agent $1 still running after $2 s; its log:"
-			tail -n 30 "$T/$1.log"
-			stuck_report "$1"
+			echo "FAIL: agent $1 still running after $2 s; the logs:"
+			stuck_report
 			exit 1
 		fi
 		sleep 0.1
@@ -68,7 +67,7 @@ expect_exit() {
 wait_count() {
 	i=0
 	while [ "$(ls $1 2>/dev/null | wc -l)" -lt "$2" ]; do
-		[ "$i" -ge $(($3 * 10)) ] && { echo "FAIL: $4: $(ls $1 2>/dev/null | wc -l)/$2 after $3 s"; for f in "$T"/*.log; do echo "== $f"; tail -n 15 "$f"; done; exit 1; }
+		[ "$i" -ge $(($3 * 10)) ] && { echo "FAIL: $4: $(ls $1 2>/dev/null | wc -l)/$2 after $3 s"; stuck_report; exit 1; }
 		sleep 0.1
 		i=$((i + 1))
 	done
