@@ -1,10 +1,17 @@
 # cgrun: hand-written Makefile.  `make` builds everything, `make check` runs
 # every test, `make install` honours PREFIX and DESTDIR.
 #
-# Sources are picked up by directory: every worker-lib/*.c goes into
-# libcgrun, every rendezvous/*.c but main.c into an internal static library
-# (used by cgrun-rdzvd and the launcher), every launcher/*.c but main.c into
-# another, and every tests/test_*.c becomes one Check test program.
+# Sources are picked up by directory, sub-folders included: every .c under
+# worker-lib/ goes into libcgrun, every .c under rendezvous/ but main.c into
+# an internal static library (used by cgrun-rdzvd and the launcher), every
+# .c under launcher/ but main.c into another, and every tests/test_*.c
+# becomes one Check test program.
+#
+# The layers point one way: include/ <- worker-lib/ <- rendezvous/ <-
+# launcher/.  Each layer's objects see only the include paths of their own
+# layer and the layers below it (every folder inside them), so a header of a
+# higher layer cannot be included by mistake: the build fails.
+# tests/t_layers.sh checks the same from the sources.
 
 VERSION      = 0.1.0
 SOMAJOR      = 1
@@ -34,8 +41,7 @@ ifneq ($(SANITIZE),)
 OPT += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iworker-lib -Irendezvous -Ilauncher \
-            -DCGRUN_VERSION='"$(VERSION)"'
+CPPFLAGS += -D_GNU_SOURCE -DCGRUN_VERSION='"$(VERSION)"'
 CFLAGS   += -std=c11 $(OPT) $(WARN) -fPIC -fvisibility=hidden -MMD -MP
 
 EVENT_CFLAGS := $(shell $(PKG_CONFIG) --cflags libevent 2>/dev/null)
@@ -55,11 +61,25 @@ URING_LIBS   := $(shell $(PKG_CONFIG) --libs liburing 2>/dev/null)
 # NCCL bootstrap library: only where nccl.h is found.
 HAVE_NCCL := $(shell test -f $(CUDA_HOME)/include/nccl.h && test -f $(CUDA_HOME)/include/cuda_runtime.h && echo 1)
 
-LIB_SRCS   := $(filter-out worker-lib/nccl%.c,$(wildcard worker-lib/*.c))
+# Every .c (or every folder) under a layer, sorted.
+srcs_in = $(sort $(shell find $(1) -name '*.c'))
+dirs_in = $(sort $(shell find $(1) -type d))
+
+LIB_ALL    := $(call srcs_in,worker-lib)
+LIB_SRCS   := $(filter-out %/nccl.c %/nccl_%.c,$(LIB_ALL))
 # util.c's helpers are hidden in libcgrun.so: libcgrun-nccl links its own.
-NCCL_SRCS  := $(wildcard worker-lib/nccl*.c) worker-lib/util.c
-RDZV_SRCS  := $(filter-out rendezvous/main.c,$(wildcard rendezvous/*.c))
-LNCH_SRCS  := $(filter-out launcher/main.c,$(wildcard launcher/*.c))
+NCCL_SRCS  := $(filter %/nccl.c %/nccl_%.c,$(LIB_ALL)) worker-lib/util.c
+RDZV_SRCS  := $(filter-out rendezvous/main.c,$(call srcs_in,rendezvous))
+LNCH_SRCS  := $(filter-out launcher/main.c,$(call srcs_in,launcher))
+
+# Include paths per layer: its own folders and those of the layers below.
+INC_LIB    := -Iinclude $(addprefix -I,$(call dirs_in,worker-lib))
+INC_RDZV   := $(INC_LIB) $(addprefix -I,$(call dirs_in,rendezvous))
+INC_LNCH   := $(INC_RDZV) $(addprefix -I,$(call dirs_in,launcher))
+LAYER_INC   = $(INC_LNCH)
+$(BUILD)/worker-lib/%.o: LAYER_INC = $(INC_LIB)
+$(BUILD)/rendezvous/%.o: LAYER_INC = $(INC_RDZV)
+$(BUILD)/launcher/%.o: LAYER_INC = $(INC_LNCH)
 TEST_SRCS  := $(wildcard tests/test_*.c)
 TEST_HELPERS := $(wildcard tests/helper_*.c)
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -93,7 +113,7 @@ all: $(ALL)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(LAYER_INC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(LIBCGRUN_A): $(call obj,$(LIB_SRCS))
 	@mkdir -p $(dir $@)
@@ -204,13 +224,13 @@ FUZZ_OBJS     = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRCS) $(RDZV_SRCS) $(LN
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+	$(FUZZ_CC) $(INC_LNCH) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
 
 $(FUZZ_LIB): $(FUZZ_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
-	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) \
+	$(FUZZ_CC) $(INC_LNCH) -Itests $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) \
 	  $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
 
 fuzzers: $(FUZZERS)

@@ -24,6 +24,7 @@ selected() {
 	return 1
 }
 log=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-suite.XXXXXX")
+suite_start=$(date +%s)
 
 for t in "$BUILD"/tests/test_*; do
 	case "$t" in *.o|*.d) continue ;; esac
@@ -31,9 +32,12 @@ for t in "$BUILD"/tests/test_*; do
 	name=$(basename "$t")
 	selected "$name" || continue
 	out="$log/$name.out"
+	start=$(date +%s)
 	timeout 900 "$t" >"$out" 2>&1
 	rc=$?
+	secs=$(( $(date +%s) - start ))
 	cat "$out"
+	echo "TIME $name ${secs}s"
 	line=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$out" | tail -n 1)
 	if [ -n "$line" ]; then
 		n=$(echo "$line" | sed 's/.*Checks: \([0-9]*\),.*/\1/')
@@ -67,6 +71,7 @@ done
 
 [ -n "$failed_names" ] && echo "failed:$failed_names"
 rm -rf "$log"
+echo "suite time: $(( $(date +%s) - suite_start ))s"
 echo "$pass passed, $fail failed, $skip skipped"
 [ -n "$CGRUN_SUITE_COUNTS" ] && echo "$pass $fail $skip" >>"$CGRUN_SUITE_COUNTS"
 [ "$fail" -eq 0 ]

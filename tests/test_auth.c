@@ -22,6 +22,7 @@
 #include "acl.h"
 #include "auth.h"
 #include "rdzv.h"
+#include "helper_main.h"
 
 #define SN "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 #define CN "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
@@ -357,8 +358,8 @@ START_TEST(engine_without_token)
 END_TEST
 
 /* The suite. */
-static Suite *
-auth_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("auth");
 	TCase *tc = tcase_create("auth");
@@ -376,16 +377,4 @@ auth_suite(void)
 	tcase_add_test(tc, engine_without_token);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(auth_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -19,6 +19,7 @@
 #include "cgrun/cgrun.h"
 #include "cgrun/store.h"
 #include "helper_libapi.h"
+#include "helper_main.h"
 
 static struct libapi_server srv;
 
@@ -294,8 +295,8 @@ START_TEST(store_failure_while_waiting)
 END_TEST
 
 /* The suite. */
-static Suite *
-barrier_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("barrier");
 	TCase *tc = tcase_create("barrier");
@@ -310,16 +311,4 @@ barrier_suite(void)
 	tcase_add_test(tc, store_failure_while_waiting);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(barrier_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 
 #include "c10d.h"
 #include "site.h"
+#include "helper_main.h"
 
 START_TEST(conf_defaults)
 {
@@ -118,8 +119,8 @@ START_TEST(slurm_first_host)
 END_TEST
 
 /* The suite. */
-static Suite *
-c10d_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("c10d");
 	TCase *tc = tcase_create("parsers");
@@ -132,16 +133,4 @@ c10d_suite(void)
 	tcase_add_test(tc, slurm_first_host);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(c10d_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
 }

@@ -21,6 +21,7 @@
 #include <check.h>
 
 #include "cgrun/checkpoint.h"
+#include "helper_main.h"
 
 static char dir[256];
 
@@ -455,8 +456,8 @@ START_TEST(writer_killed_at_random_points)
 END_TEST
 
 /* The suite. */
-static Suite *
-checkpoint_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("checkpoint");
 	TCase *tc = tcase_create("files");
@@ -476,16 +477,4 @@ checkpoint_suite(void)
 	tcase_add_test(tc, writer_killed_at_random_points);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(checkpoint_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
 }

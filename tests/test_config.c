@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "helper_main.h"
 
 /* Whether two limit sets are the same, field by field (no padding). */
 static int
@@ -294,8 +295,8 @@ START_TEST(test_load_missing)
 END_TEST
 
 /* The Check suite of config.c. */
-static Suite *
-config_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("parse");
@@ -312,16 +313,4 @@ config_suite(void)
 	tcase_add_test(tc, test_load_missing);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

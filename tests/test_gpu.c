@@ -19,6 +19,7 @@
 
 #include "gpu.h"
 #include "helper_gpu.h"
+#include "helper_main.h"
 
 static struct gpu_info gi[GPU_MAX];
 static struct gpu_vis vis[GPU_MAX];
@@ -508,8 +509,8 @@ START_TEST(sysfs_present)
 END_TEST
 
 /* The suite. */
-static Suite *
-gpu_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("gpu");
 	TCase *tc = tcase_create("gpu");
@@ -533,16 +534,4 @@ gpu_suite(void)
 	tcase_add_test(tc, sysfs_present);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(gpu_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
 }

@@ -12,6 +12,7 @@
 
 #include "kv.h"
 #include "wire.h"
+#include "helper_main.h"
 
 /* What the callbacks saw, per fake connection. */
 struct owner {
@@ -509,8 +510,8 @@ START_TEST(foreach_and_parse)
 END_TEST
 
 /* The suite. */
-static Suite *
-kv_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("kv");
 	TCase *tc = tcase_create("table");
@@ -533,16 +534,4 @@ kv_suite(void)
 	tcase_add_test(tc, foreach_and_parse);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(kv_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
 }

@@ -14,6 +14,7 @@
 
 #include "options.h"
 #include "template.h"
+#include "helper_main.h"
 
 static struct cgrun_options o;
 static char err[512];
@@ -345,8 +346,8 @@ START_TEST(templates)
 }
 END_TEST
 
-static Suite *
-options_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("options");
 	TCase *tc = tcase_create("parse");
@@ -366,16 +367,4 @@ options_suite(void)
 	tcase_add_test(tc, templates);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(options_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
 }

@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "output.h"
+#include "helper_main.h"
 
 static struct event_base *base;
 static int src[2];		/* worker side writes src[1] */
@@ -216,8 +217,8 @@ START_TEST(drain_without_eof)
 }
 END_TEST
 
-static Suite *
-output_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("output");
 	TCase *tc = tcase_create("stream");
@@ -231,16 +232,4 @@ output_suite(void)
 	tcase_add_test(tc, drain_without_eof);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(output_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
 }

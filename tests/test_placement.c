@@ -27,6 +27,7 @@
 #include "gpu.h"
 #include "helper_gpu.h"
 #include "placement.h"
+#include "helper_main.h"
 
 /* Facts of the fixtures. */
 #define G4_PKG0	"0-23,48-71"
@@ -812,8 +813,8 @@ START_TEST(real_machine_lean)
 END_TEST
 
 /* The suite. */
-static Suite *
-placement_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("placement");
 	TCase *tc = tcase_create("placement");
@@ -840,16 +841,4 @@ placement_suite(void)
 	tcase_add_test(tc, real_machine_lean);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(placement_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
 }

@@ -14,6 +14,7 @@
 #include "cgrun/rank.h"
 #include "cgrun/store.h"
 #include "helper_libapi.h"
+#include "helper_main.h"
 
 #define MAXENV 32
 
@@ -348,8 +349,8 @@ START_TEST(store_connect_failures)
 END_TEST
 
 /* The suite. */
-static Suite *
-rank_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("rank");
 	TCase *tc = tcase_create("env");
@@ -368,16 +369,4 @@ rank_suite(void)
 	tcase_add_test(tc, store_connect_failures);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(rank_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
 }

@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "rdzv.h"
+#include "helper_main.h"
 
 #define MAXMSG 64
 
@@ -498,8 +499,8 @@ START_TEST(protocol_errors)
 END_TEST
 
 /* The suite. */
-static Suite *
-rdzv_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("rdzv");
 	TCase *tc = tcase_create("engine");
@@ -521,16 +522,4 @@ rdzv_suite(void)
 	tcase_add_test(tc, protocol_errors);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(rdzv_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rdzv_proto.h"
+#include "helper_main.h"
 
 static const uint8_t all_ops[] = { RDZV_OP_HELLO, RDZV_OP_JOIN,
 	RDZV_OP_KEEPALIVE, RDZV_OP_FAILED, RDZV_OP_STOPPED, RDZV_OP_DONE,
@@ -252,8 +253,8 @@ START_TEST(nul_in_string_and_field_maximum)
 END_TEST
 
 /* The suite. */
-static Suite *
-proto_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("rdzv_proto");
 	TCase *tc = tcase_create("codec");
@@ -271,16 +272,4 @@ proto_suite(void)
 	tcase_add_test(tc, nul_in_string_and_field_maximum);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(proto_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? 0 : 1;
 }

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "service.h"
 #include "store.h"
+#include "helper_main.h"
 
 /*
  * LISTEN_FDS sockets start at fd 3, where Check keeps its own files: those
@@ -351,8 +352,8 @@ START_TEST(test_watchdog)
 END_TEST
 
 /* The Check suite of service.c. */
-static Suite *
-service_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("service");
 	TCase *tc = tcase_create("systemd");
@@ -368,16 +369,4 @@ service_suite(void)
 	tcase_add_test(tc, test_watchdog);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(service_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

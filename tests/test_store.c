@@ -27,6 +27,7 @@
 #include "log.h"
 #include "store.h"
 #include "wire.h"
+#include "helper_main.h"
 
 #define DEADLINE_MS	5000	/* longest wait for anything expected */
 
@@ -915,8 +916,8 @@ START_TEST(listen_addresses)
 END_TEST
 
 /* The suite. */
-static Suite *
-store_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("store");
 	TCase *tc = tcase_create("server");
@@ -944,16 +945,4 @@ store_suite(void)
 	tcase_add_test(tc, listen_addresses);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(store_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
 }

@@ -24,6 +24,7 @@
 
 #include "cgrun/store.h"
 #include "store.h"		/* rendezvous/store.h: the server */
+#include "helper_main.h"
 
 /* An in-process server: a store on an event loop in a thread. */
 struct server {
@@ -494,8 +495,8 @@ START_TEST(test_bad_ping_reply)
 }
 END_TEST
 
-static Suite *
-suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *su = suite_create("store_client");
 	TCase *tc = tcase_create("client");
@@ -513,16 +514,4 @@ suite(void)
 	tcase_add_test(tc, test_bad_ping_reply);
 	suite_add_tcase(su, tc);
 	return su;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

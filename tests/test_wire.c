@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "wire.h"
+#include "helper_main.h"
 
 /* A request under construction. */
 struct msg {
@@ -608,8 +609,8 @@ START_TEST(encoders)
 END_TEST
 
 /* The suite. */
-static Suite *
-wire_suite(void)
+Suite *
+test_suite(void)
 {
 	Suite *s = suite_create("wire");
 	TCase *tc = tcase_create("codec");
@@ -631,16 +632,4 @@ wire_suite(void)
 	tcase_add_test(tc, encoders);
 	suite_add_tcase(s, tc);
 	return s;
-}
-
-int
-main(void)
-{
-	SRunner *sr = srunner_create(wire_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
 }

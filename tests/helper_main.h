@@ -1,0 +1,14 @@
+/*
+ * helper_main.h: the one Check main() every tests/test_*.c program shares.
+ * A test program defines test_suite() and nothing else at top level; the
+ * runner (helper_main.c) runs it and exits 0 only when every case passed.
+ */
+#ifndef CGRUN_TEST_HELPER_MAIN_H
+#define CGRUN_TEST_HELPER_MAIN_H
+
+#include <check.h>
+
+/* The program's suite: defined once in each tests/test_*.c. */
+Suite	*test_suite(void);
+
+#endif
