@@ -261,6 +261,10 @@ cgrun_ckpt_path(const struct cgrun_ckpt *c, uint64_t step, char *buf,
 	char file[CGRUN_CKPT_MAX_NAME + 64];
 	int n;
 
+	if (c == NULL || buf == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (ckpt_file(c, step, file, sizeof(file)) == -1)
 		return -1;
 	n = snprintf(buf, len, "%s/%s", c->dir, file);
@@ -464,6 +468,20 @@ ckpt_prune(struct cgrun_ckpt *c, uint64_t saved)
 	free(steps);
 }
 
+/* Whether iov holds iovcnt (>= 0) pieces, none of them NULL with bytes. */
+static int
+ckpt_iov_ok(const struct iovec *iov, int iovcnt)
+{
+	int i;
+
+	if (iovcnt < 0 || (iovcnt > 0 && iov == NULL))
+		return 0;
+	for (i = 0; i < iovcnt; i++)
+		if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
+			return 0;
+	return 1;
+}
+
 /* Save a payload in pieces as checkpoint step, atomically. */
 CGRUN_EXPORT int
 cgrun_ckpt_savev(struct cgrun_ckpt *c, uint64_t step, const struct iovec *iov,
@@ -473,9 +491,15 @@ cgrun_ckpt_savev(struct cgrun_ckpt *c, uint64_t step, const struct iovec *iov,
 	struct ckpt_hdr h = { step, 0, 0 };
 	int i;
 
-	if (iovcnt < 0 || (iovcnt > 0 && iov == NULL)) {
+	if (c == NULL) {
 		errno = EINVAL;
-		cgrun_seterr(err, "checkpoint save: bad iovec");
+		cgrun_seterr(err, "checkpoint save: no checkpoint set (NULL)");
+		return -1;
+	}
+	if (!ckpt_iov_ok(iov, iovcnt)) {
+		errno = EINVAL;
+		cgrun_seterr(err, "checkpoint save: bad iovec (NULL data with "
+		    "a length, or a negative count)");
 		return -1;
 	}
 	for (i = 0; i < iovcnt; i++) {
@@ -629,11 +653,22 @@ ckpt_find(struct cgrun_ckpt *c, uint64_t max_step, uint64_t *step,
 	return rc;
 }
 
+/* A NULL handle or result pointer: -1 with EINVAL and a message. */
+static int
+ckpt_bad_args(char *err)
+{
+	errno = EINVAL;
+	cgrun_seterr(err, "checkpoint: bad arguments (NULL handle or result)");
+	return -1;
+}
+
 /* Find the newest complete checkpoint with step <= max_step. */
 CGRUN_EXPORT int
 cgrun_ckpt_newest(struct cgrun_ckpt *c, uint64_t max_step, uint64_t *step,
     char *err)
 {
+	if (c == NULL || step == NULL)
+		return ckpt_bad_args(err);
 	return ckpt_find(c, max_step, step, NULL, NULL, err);
 }
 
@@ -646,6 +681,8 @@ cgrun_ckpt_load(struct cgrun_ckpt *c, uint64_t max_step, uint64_t *step,
 	size_t n = 0;
 	int rc;
 
+	if (c == NULL || step == NULL || data == NULL || len == NULL)
+		return ckpt_bad_args(err);
 	rc = ckpt_find(c, max_step, step, &buf, &n, err);
 	if (rc == 1) {
 		*data = buf;
