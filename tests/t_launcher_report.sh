@@ -3,8 +3,8 @@
 # attempt), the message and traceback from the worker's error file in
 # PyTorch's @record format, its log file, then the other failures; the
 # root cause's error file copied to the agent's own TORCHELASTIC_ERROR_FILE
-# with errorCode set (as torchrun does for schedulers).  With torch 1.13
-# installed, also a real @record failure.
+# with errorCode set (as torchrun does for schedulers).  A real @record
+# failure from torch is t_launcher_report_record's.
 : "${CGRUN_BIN:?}"
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -60,25 +60,4 @@ grep -q '^root cause: rank 0 .*killed by signal 11 (SIGSEGV)' err || fail "segv 
 grep -q 'message:' err && fail "message without an error file"
 echo "report for a signal"
 
-# A real @record failure with torch 1.13.
-if /usr/bin/python3 -c 'import torch.distributed.elastic.multiprocessing.errors' 2>/dev/null; then
-	cat > rec.py <<'P'
-import os, time
-from torch.distributed.elastic.multiprocessing.errors import record
-@record
-def main():
-    if os.environ["LOCAL_RANK"] == "1":
-        raise KeyError("missing shard 17")
-    time.sleep(30)
-main()
-P
-	PYTHON_EXEC=/usr/bin/python3 timeout 60 "$CGRUN_BIN" --nproc-per-node=2 rec.py > out 2> err
-	rc=$?
-	[ $rc -eq 1 ] || fail "@record job: status $rc, want 1"
-	grep -q "^  message: KeyError: 'missing shard 17'" err || fail "@record message: $(cat err)"
-	grep -q '^    .*raise KeyError' err || fail "@record traceback: $(cat err)"
-	echo "report from torch's @record"
-else
-	echo "note: no torch 1.13 in /usr/bin/python3; @record case not run"
-fi
 echo ok

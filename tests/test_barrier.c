@@ -1,7 +1,8 @@
 /*
  * test_barrier.c: the store barrier (libcgrun barrier.c) across processes:
  * reuse with slow ranks, timeouts naming the missing ranks, restarts
- * (attempt prefixes), cleanup of old rounds, store failures.
+ * (attempt prefixes), cleanup of old rounds, store failures; the
+ * "arrived" marker's parser (barrier_marker.h) on its own.
  */
 #include <sys/wait.h>
 
@@ -15,6 +16,7 @@
 
 #include <check.h>
 
+#include "barrier_marker.h"
 #include "cgrun/barrier.h"
 #include "cgrun/cgrun.h"
 #include "cgrun/store.h"
@@ -294,6 +296,33 @@ START_TEST(store_failure_while_waiting)
 }
 END_TEST
 
+/* The marker: ranks ended by ',' count; junk, repeats and big ones not. */
+START_TEST(marker_parsing)
+{
+	const char *text = "3,0,7,x9,,7,99999999999999999999,10,-2,12";
+	char seen[10] = { 0 }, buf[64];
+
+	ck_assert_int_eq(barrier_mark(text, strlen(text), seen, 10), 5);
+	ck_assert_mem_eq(seen, "\1\0\1\1\0\0\0\1\0\1", 10);
+	ck_assert_int_eq(barrier_mark(text, 2, seen, 10), 0);	/* "3," again */
+	barrier_missing(seen, 10, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1, 4, 5, 6, 8");
+	memset(seen, 1, sizeof(seen));
+	barrier_missing(seen, 10, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
+/* A missing list longer than its buffer ends with the count left out. */
+START_TEST(marker_missing_cut)
+{
+	char seen[1000] = { 0 }, buf[48];
+
+	barrier_missing(seen, 1000, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "0, 1, 2, 3 (and 996 more)");
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -309,6 +338,11 @@ test_suite(void)
 	tcase_add_test(tc, a_restart_never_sees_the_old_attempt);
 	tcase_add_test(tc, single_rank_and_bad_arguments);
 	tcase_add_test(tc, store_failure_while_waiting);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("marker");
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, marker_parsing);
+	tcase_add_test(tc, marker_missing_cut);
 	suite_add_tcase(s, tc);
 	return s;
 }

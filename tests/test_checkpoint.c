@@ -21,6 +21,7 @@
 #include <check.h>
 
 #include "cgrun/checkpoint.h"
+#include "ckpt_format.h"
 #include "helper_main.h"
 
 static char dir[256];
@@ -455,6 +456,48 @@ START_TEST(writer_killed_at_random_points)
 }
 END_TEST
 
+/* The highest steps (20 digits up to UINT64_MAX) are found and loaded. */
+START_TEST(highest_steps)
+{
+	struct cgrun_ckpt *c = open_set("top", 3);
+
+	save_text(c, UINT64_MAX - 1, "below");
+	save_text(c, UINT64_MAX, "max");
+	expect_load(c, CGRUN_CKPT_NEWEST, UINT64_MAX, "max");
+	expect_load(c, UINT64_MAX - 1, UINT64_MAX - 1, "below");
+	cgrun_ckpt_free(c);
+}
+END_TEST
+
+/*
+ * A valid header that claims more payload than its file holds (1 TiB) is
+ * skipped like a torn file, without allocating what it claims.
+ */
+START_TEST(claimed_length_beyond_the_file)
+{
+	struct cgrun_ckpt *c = open_set("big", 3);
+	struct ckpt_hdr h = { 2, (uint64_t)1 << 40, 0 };
+	unsigned char hdr[CKPT_HDRLEN];
+	char path[512], err[CGRUN_ERRLEN] = "";
+	uint64_t step = 0;
+	int fd;
+
+	save_text(c, 1, "one");
+	h.crc = ckpt_crc(0, "xyz", 3);
+	ckpt_hdr_encode(hdr, &h);
+	ck_assert_int_eq(cgrun_ckpt_path(c, 2, path, sizeof(path)), 0);
+	ck_assert_int_ne(fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644), -1);
+	ck_assert_int_eq(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	ck_assert_int_eq(write(fd, "xyz", 3), 3);
+	close(fd);
+	expect_load(c, CGRUN_CKPT_NEWEST, 1, "one");
+	ck_assert_msg(cgrun_ckpt_newest(c, CGRUN_CKPT_NEWEST, &step, err) == 1,
+	    "%s", err);
+	ck_assert_uint_eq(step, 1);
+	cgrun_ckpt_free(c);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -470,6 +513,8 @@ test_suite(void)
 	tcase_add_test(tc, torn_or_corrupt_files_are_skipped);
 	tcase_add_test(tc, stale_temporary_files_are_removed);
 	tcase_add_test(tc, bad_arguments);
+	tcase_add_test(tc, highest_steps);
+	tcase_add_test(tc, claimed_length_beyond_the_file);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("crash");
 	tcase_add_checked_fixture(tc, setup, teardown);

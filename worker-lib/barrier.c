@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "barrier_marker.h"
 #include "cgrun/barrier.h"
 #include "cgrun/store.h"
 #include "util.h"
@@ -40,8 +41,8 @@ barrier_store_fail(struct cgrun_store *s, const char *name, const char *what,
 	return -1;
 }
 
-/* Mark the ranks listed in "r,r,...," text in seen (world_size bytes). */
-static int
+/* Mark the ranks listed in "r,r,...," text in seen (barrier_marker.h). */
+int
 barrier_mark(const char *list, size_t len, char *seen, int world_size)
 {
 	int n = 0;
@@ -65,7 +66,7 @@ barrier_mark(const char *list, size_t len, char *seen, int world_size)
 }
 
 /* Write the ranks not in seen as "1, 3, 5 (and N more)" into buf. */
-static void
+void
 barrier_missing(const char *seen, int world_size, char *buf, size_t len)
 {
 	size_t off = 0;

@@ -1,18 +1,7 @@
 /*
  * checkpoint.c: crash-safe checkpoint files (temporary file, fsync,
  * rename, fsync of the directory), retention of the newest K, and loading
- * of the newest complete one.
- *
- * File layout (all integers little-endian):
- *   0  magic "CGRUNCKP"        8 bytes
- *   8  version (1)             u32
- *  12  header length (64)      u32
- *  16  step                    u64
- *  24  payload length          u64
- *  32  payload CRC-32C         u32
- *  36  reserved (zero)         24 bytes
- *  60  header CRC-32C of 0..59 u32
- *  64  payload
+ * of the newest complete one.  The file layout is in ckpt_format.h.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -30,11 +19,9 @@
 #include <unistd.h>
 
 #include "cgrun/checkpoint.h"
+#include "ckpt_format.h"
 #include "util.h"
 
-#define CKPT_MAGIC	"CGRUNCKP"
-#define CKPT_VERSION	1
-#define CKPT_HDRLEN	64
 #define CKPT_SUFFIX	".ckpt"
 #define CKPT_DIGITS	20
 #define CKPT_CHUNK	(1u << 20)	/* read size when verifying */
@@ -46,11 +33,6 @@ struct cgrun_ckpt {
 	char	*dir;
 	char	 name[CGRUN_CKPT_MAX_NAME + 1];
 	char	 host[256];
-};
-
-struct ckpt_hdr {
-	uint64_t step, len;
-	uint32_t crc;
 };
 
 static uint32_t ckpt_crc_table[256];
@@ -72,7 +54,7 @@ ckpt_crc_init(void)
 }
 
 /* Continue a CRC-32C over len bytes (start with crc 0). */
-static uint32_t
+uint32_t
 ckpt_crc(uint32_t crc, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
@@ -107,7 +89,7 @@ ckpt_get(const unsigned char *p, int n)
 }
 
 /* Encode a header into buf (CKPT_HDRLEN bytes). */
-static void
+void
 ckpt_hdr_encode(unsigned char *buf, const struct ckpt_hdr *h)
 {
 	memset(buf, 0, CKPT_HDRLEN);
@@ -121,7 +103,7 @@ ckpt_hdr_encode(unsigned char *buf, const struct ckpt_hdr *h)
 }
 
 /* Decode and check a header: 0 if valid, -1 if not. */
-static int
+int
 ckpt_hdr_decode(const unsigned char *buf, struct ckpt_hdr *h)
 {
 	if (memcmp(buf, CKPT_MAGIC, 8) != 0 ||
@@ -261,6 +243,10 @@ cgrun_ckpt_path(const struct cgrun_ckpt *c, uint64_t step, char *buf,
 	char file[CGRUN_CKPT_MAX_NAME + 64];
 	int n;
 
+	if (c == NULL || buf == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (ckpt_file(c, step, file, sizeof(file)) == -1)
 		return -1;
 	n = snprintf(buf, len, "%s/%s", c->dir, file);
@@ -286,8 +272,9 @@ ckpt_parse_file(const struct cgrun_ckpt *c, const char *f, uint64_t *step)
 	for (i = 0; i < CKPT_DIGITS; i++) {
 		char d = f[n + 1 + i];
 
-		if (d < '0' || d > '9' || v > (UINT64_MAX - 9) / 10)
-			return -1;
+		if (d < '0' || d > '9' ||
+		    v > (UINT64_MAX - (uint64_t)(d - '0')) / 10)
+			return -1;	/* not a digit, or above UINT64_MAX */
 		v = v * 10 + (uint64_t)(d - '0');
 	}
 	*step = v;
@@ -464,6 +451,20 @@ ckpt_prune(struct cgrun_ckpt *c, uint64_t saved)
 	free(steps);
 }
 
+/* Whether iov holds iovcnt (>= 0) pieces, none of them NULL with bytes. */
+static int
+ckpt_iov_ok(const struct iovec *iov, int iovcnt)
+{
+	int i;
+
+	if (iovcnt < 0 || (iovcnt > 0 && iov == NULL))
+		return 0;
+	for (i = 0; i < iovcnt; i++)
+		if (iov[i].iov_base == NULL && iov[i].iov_len > 0)
+			return 0;
+	return 1;
+}
+
 /* Save a payload in pieces as checkpoint step, atomically. */
 CGRUN_EXPORT int
 cgrun_ckpt_savev(struct cgrun_ckpt *c, uint64_t step, const struct iovec *iov,
@@ -473,9 +474,15 @@ cgrun_ckpt_savev(struct cgrun_ckpt *c, uint64_t step, const struct iovec *iov,
 	struct ckpt_hdr h = { step, 0, 0 };
 	int i;
 
-	if (iovcnt < 0 || (iovcnt > 0 && iov == NULL)) {
+	if (c == NULL) {
 		errno = EINVAL;
-		cgrun_seterr(err, "checkpoint save: bad iovec");
+		cgrun_seterr(err, "checkpoint save: no checkpoint set (NULL)");
+		return -1;
+	}
+	if (!ckpt_iov_ok(iov, iovcnt)) {
+		errno = EINVAL;
+		cgrun_seterr(err, "checkpoint save: bad iovec (NULL data with "
+		    "a length, or a negative count)");
 		return -1;
 	}
 	for (i = 0; i < iovcnt; i++) {
@@ -580,6 +587,21 @@ ckpt_read_payload(int fd, const struct ckpt_hdr *h, void **data)
 	return 1;
 }
 
+/*
+ * Whether the file holds exactly the payload length its header claims, so
+ * a claimed length never sizes an allocation beyond the file (a torn or
+ * forged header may claim up to 2^64 - 1 bytes).
+ */
+static int
+ckpt_len_fits(int fd, const struct ckpt_hdr *h)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == -1 || st.st_size < CKPT_HDRLEN)
+		return 0;
+	return h->len == (uint64_t)st.st_size - CKPT_HDRLEN;
+}
+
 /* Check step's file; 1 complete (payload in *data if wanted), 0 not, -1 error. */
 static int
 ckpt_read(struct cgrun_ckpt *c, uint64_t step, void **data, size_t *len)
@@ -594,7 +616,8 @@ ckpt_read(struct cgrun_ckpt *c, uint64_t step, void **data, size_t *len)
 	if ((fd = openat(c->dirfd, file, O_RDONLY | O_CLOEXEC)) == -1)
 		return errno == ENOENT ? 0 : -1;	/* pruned meanwhile */
 	if (ckpt_read_full(fd, hdr, sizeof(hdr)) != (ssize_t)sizeof(hdr) ||
-	    ckpt_hdr_decode(hdr, &h) == -1 || h.step != step) {
+	    ckpt_hdr_decode(hdr, &h) == -1 || h.step != step ||
+	    !ckpt_len_fits(fd, &h)) {
 		close(fd);
 		return 0;
 	}
@@ -629,11 +652,22 @@ ckpt_find(struct cgrun_ckpt *c, uint64_t max_step, uint64_t *step,
 	return rc;
 }
 
+/* A NULL handle or result pointer: -1 with EINVAL and a message. */
+static int
+ckpt_bad_args(char *err)
+{
+	errno = EINVAL;
+	cgrun_seterr(err, "checkpoint: bad arguments (NULL handle or result)");
+	return -1;
+}
+
 /* Find the newest complete checkpoint with step <= max_step. */
 CGRUN_EXPORT int
 cgrun_ckpt_newest(struct cgrun_ckpt *c, uint64_t max_step, uint64_t *step,
     char *err)
 {
+	if (c == NULL || step == NULL)
+		return ckpt_bad_args(err);
 	return ckpt_find(c, max_step, step, NULL, NULL, err);
 }
 
@@ -646,6 +680,8 @@ cgrun_ckpt_load(struct cgrun_ckpt *c, uint64_t max_step, uint64_t *step,
 	size_t n = 0;
 	int rc;
 
+	if (c == NULL || step == NULL || data == NULL || len == NULL)
+		return ckpt_bad_args(err);
 	rc = ckpt_find(c, max_step, step, &buf, &n, err);
 	if (rc == 1) {
 		*data = buf;

@@ -121,8 +121,14 @@ CGRUN_EXPORT int
 cgrun_nccl_device(const struct cgrun_rank *ri, int *device, char *err)
 {
 	cudaError_t e;
-	int n = 0, lr = cgrun_rank_local_rank(ri);
+	int n = 0, lr;
 
+	if (ri == NULL || device == NULL) {
+		cgrun_seterr(err, "nccl: bad arguments (NULL rank or device)");
+		errno = EINVAL;
+		return -1;
+	}
+	lr = cgrun_rank_local_rank(ri);
 	if ((e = cudaGetDeviceCount(&n)) != cudaSuccess) {
 		cgrun_seterr(err, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
 		errno = ENODEV;

@@ -206,6 +206,9 @@ rank_fill(struct cgrun_rank *r)
 		r->role_world_size = r->world_size;
 }
 
+/* An empty environment (environ is NULL after clearenv()). */
+static const char *const rank_no_env[] = { NULL };
+
 /* Read the worker environment from envp (NULL: this process's). */
 CGRUN_EXPORT struct cgrun_rank *
 cgrun_rank_new(const char *const *envp, char *err)
@@ -214,6 +217,8 @@ cgrun_rank_new(const char *const *envp, char *err)
 
 	if (envp == NULL)
 		envp = (const char *const *)environ;
+	if (envp == NULL)	/* after clearenv(): an empty environment */
+		envp = rank_no_env;
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		cgrun_seterr(err, "out of memory");
 		return NULL;
@@ -234,6 +239,22 @@ cgrun_rank_new(const char *const *envp, char *err)
 	return r;
 }
 
+/* A getter's answer for a NULL handle: -1 with errno EINVAL. */
+static int
+rank_bad_int(void)
+{
+	errno = EINVAL;
+	return -1;
+}
+
+/* A string getter's answer for a NULL handle: NULL with errno EINVAL. */
+static const char *
+rank_bad_str(void)
+{
+	errno = EINVAL;
+	return NULL;
+}
+
 /* Release rank information; NULL is a no-op. */
 CGRUN_EXPORT void
 cgrun_rank_free(struct cgrun_rank *r)
@@ -245,106 +266,111 @@ cgrun_rank_free(struct cgrun_rank *r)
 CGRUN_EXPORT int
 cgrun_rank_rank(const struct cgrun_rank *r)
 {
-	return r->rank;
+	return r != NULL ? r->rank : rank_bad_int();
 }
 
 /* WORLD_SIZE. */
 CGRUN_EXPORT int
 cgrun_rank_world_size(const struct cgrun_rank *r)
 {
-	return r->world_size;
+	return r != NULL ? r->world_size : rank_bad_int();
 }
 
 /* LOCAL_RANK. */
 CGRUN_EXPORT int
 cgrun_rank_local_rank(const struct cgrun_rank *r)
 {
-	return r->local_rank;
+	return r != NULL ? r->local_rank : rank_bad_int();
 }
 
 /* LOCAL_WORLD_SIZE. */
 CGRUN_EXPORT int
 cgrun_rank_local_world_size(const struct cgrun_rank *r)
 {
-	return r->local_world_size;
+	return r != NULL ? r->local_world_size : rank_bad_int();
 }
 
 /* GROUP_RANK. */
 CGRUN_EXPORT int
 cgrun_rank_group_rank(const struct cgrun_rank *r)
 {
-	return r->group_rank;
+	return r != NULL ? r->group_rank : rank_bad_int();
 }
 
 /* GROUP_WORLD_SIZE. */
 CGRUN_EXPORT int
 cgrun_rank_group_world_size(const struct cgrun_rank *r)
 {
-	return r->group_world_size;
+	return r != NULL ? r->group_world_size : rank_bad_int();
 }
 
 /* ROLE_RANK. */
 CGRUN_EXPORT int
 cgrun_rank_role_rank(const struct cgrun_rank *r)
 {
-	return r->role_rank;
+	return r != NULL ? r->role_rank : rank_bad_int();
 }
 
 /* ROLE_WORLD_SIZE. */
 CGRUN_EXPORT int
 cgrun_rank_role_world_size(const struct cgrun_rank *r)
 {
-	return r->role_world_size;
+	return r != NULL ? r->role_world_size : rank_bad_int();
 }
 
 /* ROLE_NAME. */
 CGRUN_EXPORT const char *
 cgrun_rank_role_name(const struct cgrun_rank *r)
 {
-	return r->role_name;
+	return r != NULL ? r->role_name : rank_bad_str();
 }
 
 /* TORCHELASTIC_RESTART_COUNT. */
 CGRUN_EXPORT int
 cgrun_rank_restart_count(const struct cgrun_rank *r)
 {
-	return r->restart_count;
+	return r != NULL ? r->restart_count : rank_bad_int();
 }
 
 /* TORCHELASTIC_MAX_RESTARTS. */
 CGRUN_EXPORT int
 cgrun_rank_max_restarts(const struct cgrun_rank *r)
 {
-	return r->max_restarts;
+	return r != NULL ? r->max_restarts : rank_bad_int();
 }
 
 /* TORCHELASTIC_RUN_ID. */
 CGRUN_EXPORT const char *
 cgrun_rank_run_id(const struct cgrun_rank *r)
 {
-	return r->run_id;
+	return r != NULL ? r->run_id : rank_bad_str();
 }
 
 /* MASTER_ADDR. */
 CGRUN_EXPORT const char *
 cgrun_rank_master_addr(const struct cgrun_rank *r)
 {
-	return r->master_addr;
+	return r != NULL ? r->master_addr : rank_bad_str();
 }
 
 /* MASTER_PORT. */
 CGRUN_EXPORT int
 cgrun_rank_master_port(const struct cgrun_rank *r)
 {
-	return r->master_port;
+	return r != NULL ? r->master_port : rank_bad_int();
 }
 
 /* Write "/worker/attempt_N" into buf. */
 CGRUN_EXPORT int
 cgrun_rank_store_prefix(const struct cgrun_rank *r, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "/worker/attempt_%d", r->restart_count);
+	int n;
 
+	if (r == NULL || buf == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = snprintf(buf, len, "/worker/attempt_%d", r->restart_count);
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -360,6 +386,11 @@ cgrun_rank_store_connect(const struct cgrun_rank *r, int timeout_ms,
 	struct cgrun_store *base, *s;
 	char prefix[64];
 
+	if (r == NULL) {
+		cgrun_seterr(err, "store connect: no rank information (NULL)");
+		errno = EINVAL;
+		return NULL;
+	}
 	if (r->use_agent_store == 0) {
 		cgrun_seterr(err, "TORCHELASTIC_USE_AGENT_STORE is not \"True\": "
 		    "no agent store to connect to (rank 0 would have to host "

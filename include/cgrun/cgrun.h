@@ -5,6 +5,14 @@
  * failure with errno set; functions that can explain a failure fill a
  * caller's buffer of at least CGRUN_ERRLEN bytes.  The library never exits,
  * aborts or prints.
+ *
+ * Every function checks its arguments: a NULL handle, a NULL pointer where
+ * one is needed or a value out of its range fails with errno EINVAL (-1 or
+ * NULL), never a crash.  Exceptions, each documented with its function:
+ * the *_free functions accept NULL and do nothing; the rank accessors
+ * return -1 (strings: NULL) with EINVAL for a NULL handle;
+ * cgrun_store_timeout returns -1, cgrun_store_prefix NULL and
+ * cgrun_store_errmsg a fixed sentence for a NULL handle.
  */
 #ifndef CGRUN_CGRUN_H
 #define CGRUN_CGRUN_H

@@ -49,18 +49,21 @@ CGRUN_EXPORT struct cgrun_ckpt *cgrun_ckpt_new(const char *dir,
 CGRUN_EXPORT void cgrun_ckpt_free(struct cgrun_ckpt *);
 
 /* Save len bytes as checkpoint `step` atomically (replacing an earlier
- * save of the same step).  0, or -1 with errno and a message in err. */
+ * save of the same step); data may be NULL only when len is 0.  0, or -1
+ * with errno (EINVAL: a NULL handle or NULL data with a length) and a
+ * message in err. */
 CGRUN_EXPORT int cgrun_ckpt_save(struct cgrun_ckpt *, uint64_t step,
     const void *data, size_t len, char *err);
 
-/* The same for a payload in iovcnt pieces (written in order). */
+/* The same for a payload in iovcnt (>= 0) pieces, written in order; iov
+ * and a piece's base may be NULL only without bytes (else EINVAL). */
 CGRUN_EXPORT int cgrun_ckpt_savev(struct cgrun_ckpt *, uint64_t step,
     const struct iovec *iov, int iovcnt, char *err);
 
 /*
  * Find the newest complete checkpoint with step <= max_step
  * (CGRUN_CKPT_NEWEST: any) and store its step in *step.  1 if found, 0 if
- * there is none, -1 on error (errno, err).
+ * there is none, -1 on error (errno, err; EINVAL: a NULL handle or step).
  */
 CGRUN_EXPORT int cgrun_ckpt_newest(struct cgrun_ckpt *, uint64_t max_step,
     uint64_t *step, char *err);
@@ -69,13 +72,13 @@ CGRUN_EXPORT int cgrun_ckpt_newest(struct cgrun_ckpt *, uint64_t max_step,
  * Load the newest complete checkpoint with step <= max_step: *step gets
  * its step, *data a malloc'd copy of its payload (free() it; one NUL byte
  * follows the payload) and *len its length.  1 if loaded, 0 if there is
- * none, -1 on error (errno, err).
+ * none, -1 on error (errno, err; EINVAL: a NULL handle or result pointer).
  */
 CGRUN_EXPORT int cgrun_ckpt_load(struct cgrun_ckpt *, uint64_t max_step,
     uint64_t *step, void **data, size_t *len, char *err);
 
 /* Path of the file of step `step` (complete or not) into buf of len
- * bytes.  0, or -1 with ENAMETOOLONG. */
+ * bytes.  0, or -1 with ENAMETOOLONG (EINVAL: a NULL handle or buf). */
 CGRUN_EXPORT int cgrun_ckpt_path(const struct cgrun_ckpt *, uint64_t step,
     char *buf, size_t len);
 

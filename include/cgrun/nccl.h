@@ -54,7 +54,8 @@ CGRUN_EXPORT int cgrun_nccl_unique_id(struct cgrun_store *, const char *name,
 
 /*
  * The CUDA device this worker should use (see above) in *device.  0, or
- * -1 with a message in err (CUDA's text if it fails).
+ * -1 with a message in err (CUDA's text if it fails; EINVAL: a NULL rank
+ * or device).
  */
 CGRUN_EXPORT int cgrun_nccl_device(const struct cgrun_rank *, int *device,
     char *err);

@@ -37,7 +37,8 @@ struct cgrun_store;
 
 /*
  * Read the worker environment from envp (a NULL-terminated array of
- * "NAME=value" strings as in environ; NULL: this process's environment).
+ * "NAME=value" strings as in environ; NULL: this process's environment,
+ * which is empty after clearenv().
  * NULL with errno EINVAL and a message in err (CGRUN_ERRLEN bytes, may be
  * NULL) naming the missing or malformed variable; ENOMEM on allocation.
  */
@@ -47,6 +48,10 @@ CGRUN_EXPORT struct cgrun_rank *cgrun_rank_new(const char *const *envp,
 /* Release rank information.  NULL ok. */
 CGRUN_EXPORT void cgrun_rank_free(struct cgrun_rank *);
 
+/*
+ * The accessors below return the value read (every integer is >= 0), or
+ * -1 (strings: NULL) with errno EINVAL for a NULL handle.
+ */
 /* Global rank (RANK) and number of workers in the job (WORLD_SIZE). */
 CGRUN_EXPORT int cgrun_rank_rank(const struct cgrun_rank *);
 CGRUN_EXPORT int cgrun_rank_world_size(const struct cgrun_rank *);
@@ -72,7 +77,8 @@ CGRUN_EXPORT int cgrun_rank_master_port(const struct cgrun_rank *);
 
 /*
  * Write this attempt's store prefix ("/worker/attempt_N") into buf of len
- * bytes.  0, or -1 with ENAMETOOLONG if it does not fit.
+ * bytes.  0, or -1 with ENAMETOOLONG if it does not fit, EINVAL for a
+ * NULL handle or buf.
  */
 CGRUN_EXPORT int cgrun_rank_store_prefix(const struct cgrun_rank *,
     char *buf, size_t len);
@@ -84,7 +90,7 @@ CGRUN_EXPORT int cgrun_rank_store_prefix(const struct cgrun_rank *,
  * TORCHELASTIC_USE_AGENT_STORE is set to anything but "True": then no
  * agent hosts a store and rank 0 is expected to serve one itself (torchrun
  * < 2.4 with c10d), which libcgrun does not do.  NULL with errno and a
- * message in err on failure.
+ * message in err on failure (EINVAL: a NULL handle or timeout_ms <= 0).
  */
 CGRUN_EXPORT struct cgrun_store *cgrun_rank_store_connect(
     const struct cgrun_rank *, int timeout_ms, char *err);

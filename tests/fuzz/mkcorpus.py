@@ -212,3 +212,57 @@ put("fuzz_errorfile", "record", b'{"message": {"message": "RuntimeError: boom", 
 put("fuzz_errorfile", "string", b'{"message": "plain text", "errorCode": 3}')
 put("fuzz_errorfile", "nested", b'{"message": {"message": ["x", {"y": null}], "extraInfo": 7}}')
 put("fuzz_errorfile", "empty", b"{}")
+
+# ---- worker environment (NUL-separated NAME=value entries) ----
+def envb(*kv):
+    return b"\0".join(k.encode() for k in kv)
+
+
+TORCHRUN_ENV = ("RANK=5", "WORLD_SIZE=8", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "GROUP_RANK=1",
+                "GROUP_WORLD_SIZE=2", "ROLE_RANK=5", "ROLE_WORLD_SIZE=8", "ROLE_NAME=trainer",
+                "MASTER_ADDR=node0.example", "MASTER_PORT=29500", "TORCHELASTIC_RESTART_COUNT=2",
+                "TORCHELASTIC_MAX_RESTARTS=3", "TORCHELASTIC_RUN_ID=job42",
+                "TORCHELASTIC_USE_AGENT_STORE=True", "PATH=/usr/bin")
+put("fuzz_rank", "torchrun", envb(*TORCHRUN_ENV))
+put("fuzz_rank", "minimal", envb("RANK=0", "WORLD_SIZE=1", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=1",
+                                 "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1"))
+put("fuzz_rank", "bad-values", envb("RANK=-1", "WORLD_SIZE=0x10", "LOCAL_RANK= 1", "LOCAL_WORLD_SIZE=99999999999",
+                                    "MASTER_ADDR=", "MASTER_PORT=65536"))
+put("fuzz_rank", "inconsistent", envb("RANK=8", "WORLD_SIZE=8", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=16",
+                                      "GROUP_RANK=3", "GROUP_WORLD_SIZE=2", "MASTER_ADDR=h", "MASTER_PORT=2"))
+put("fuzz_rank", "duplicates", envb("RANK=1", "RANK=9", "WORLD_SIZE=2", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=1",
+                                    "MASTER_ADDR=a", "MASTER_PORT=3", "ROLE_NAME=" + "r" * 300))
+
+# ---- barrier "arrived" markers (world_size u16 LE & 0xfff, buffer size, text) ----
+def marker(world, blen, text):
+    return struct.pack("<H", world - 1) + bytes([blen]) + text
+
+
+put("fuzz_barrier", "all-arrived", marker(4, 0, b"0,1,2,3,"))
+put("fuzz_barrier", "some-missing", marker(16, 0, b"3,0,7,"))
+put("fuzz_barrier", "junk", marker(8, 10, b"1x2,,99999999999999999999,-3,5"))
+put("fuzz_barrier", "many-missing", marker(4096, 0, b"0,"))
+
+
+# ---- checkpoint files (mode byte, then header and payload) ----
+def crc32c(data, crc=0):
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+
+
+def ckpt(step, payload, length=None, version=1):
+    length = len(payload) if length is None else length
+    h = b"CGRUNCKP" + struct.pack("<IIQQI", version, 64, step, length, crc32c(payload)) + bytes(24)
+    return h + struct.pack("<I", crc32c(h)) + payload
+
+
+put("fuzz_checkpoint", "valid", b"\0" + ckpt(7, b"model weights"))
+put("fuzz_checkpoint", "empty", b"\0" + ckpt(0, b""))
+put("fuzz_checkpoint", "torn", b"\0" + ckpt(3, b"0123456789")[:70])
+put("fuzz_checkpoint", "huge-length", b"\0" + ckpt(1, b"x", length=1 << 40))
+put("fuzz_checkpoint", "other-step", b"\4" + ckpt(9, b"abc"))
+put("fuzz_checkpoint", "fix-crcs", b"\3" + ckpt(2, b"payload", version=2))
