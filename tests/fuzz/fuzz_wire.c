@@ -1,6 +1,6 @@
 /*
  * fuzz_wire.c: libFuzzer target for the TCPStore request parser
- * (worker-lib/wire.c), both dialects.  The first byte picks the dialect
+ * (rendezvous/proto/wire_parse.c), both dialects.  The first byte picks the dialect
  * and the limits; the rest is a stream of requests.  Beyond "no crash",
  * it checks the parser's contract: OK consumes 1..len bytes and its lists
  * hold exactly `count` items, MORE asks for more than it has, and parsing
