@@ -62,19 +62,6 @@ wire_detect(const uint8_t *buf, size_t len)
 	return magic == wire_v2_hello ? WIRE_V2 : WIRE_NATIVE;
 }
 
-/* Operation of an opcode byte in a dialect, or WOP_INVALID (the shared
- * table maps operations to bytes; 20 entries, scanned). */
-static enum wire_op
-wire_decode_op(enum wire_dialect d, uint8_t code)
-{
-	int op;
-
-	for (op = 0; op < WOP__COUNT; op++)
-		if (wire_op_code(d, (enum wire_op)op) == (int)code)
-			return (enum wire_op)op;
-	return WOP_INVALID;
-}
-
 /* Record an error and return WIRE_ERROR. */
 static enum wire_status
 wire_fail(struct wire_req *req, const char *why, uint64_t bad)
@@ -224,7 +211,7 @@ wire_parse(enum wire_dialect d, const uint8_t *buf, size_t len,
 	if (len == 0)
 		return wire_more(req, lim, 1);
 	req->code = buf[0];
-	req->op = wire_decode_op(d, buf[0]);
+	req->op = wire_op_of_code(d, buf[0]);
 	if (req->op == WOP_INVALID)
 		return wire_fail(req, "unknown opcode", buf[0]);
 	layout = wire_op_layout(req->op);

@@ -1,8 +1,8 @@
 /*
  * wire_codec.c: the shared half of the TCPStore codec (wire_codec.h): the
- * one table of operations (name, opcode byte in each dialect, request
- * layout) and the request encoder the client uses.  The server's parser
- * (rendezvous/proto/wire_parse.c) reads the same table.
+ * one table of operations (name, request layout), the one table of opcode
+ * bytes per dialect, and the request encoder the client uses.  The
+ * server's parser (rendezvous/proto/wire_parse.c) reads the same tables.
  */
 #include <stdint.h>
 #include <string.h>
@@ -10,40 +10,56 @@
 #include "le.h"
 #include "wire_codec.h"
 
-/* One operation: its name, its opcode byte per dialect (-1: none), and
- * the fields of its request (at most one list, always last). */
+/* One operation: its name and the fields of its request (at most one
+ * list, always last). */
 struct wire_opdesc {
 	const char	*name;
-	int8_t		 v1;
-	int8_t		 v2;
 	uint8_t		 layout[WIRE_FIELDS_MAX];
 };
 
 static const struct wire_opdesc wire_ops[WOP__COUNT] = {
-	[WOP_VALIDATE] = { "VALIDATE", -1, V2_VALIDATE, { WF_U32 } },
-	[WOP_SET] = { "SET", V1_SET, V2_SET, { WF_KEY, WF_VAL } },
-	[WOP_COMPARE_SET] = { "COMPARE_SET", V1_COMPARE_SET, V2_COMPARE_SET,
-	    { WF_KEY, WF_VAL, WF_VAL2 } },
-	[WOP_GET] = { "GET", V1_GET, V2_GET, { WF_KEY } },
-	[WOP_ADD] = { "ADD", V1_ADD, V2_ADD, { WF_KEY, WF_I64 } },
-	[WOP_CHECK] = { "CHECK", V1_CHECK, V2_CHECK, { WF_KEYS } },
-	[WOP_WAIT] = { "WAIT", V1_WAIT, V2_WAIT, { WF_KEYS } },
-	[WOP_GETNUMKEYS] = { "GETNUMKEYS", V1_GETNUMKEYS, V2_GETNUMKEYS,
-	    { WF_END } },
-	[WOP_WATCH_KEY] = { "WATCH_KEY", V1_WATCH_KEY, -1, { WF_KEY } },
-	[WOP_DELETE_KEY] = { "DELETE_KEY", V1_DELETE_KEY, V2_DELETE_KEY,
-	    { WF_KEY } },
-	[WOP_APPEND] = { "APPEND", -1, V2_APPEND, { WF_KEY, WF_VAL } },
-	[WOP_MULTI_GET] = { "MULTI_GET", -1, V2_MULTI_GET, { WF_KEYS } },
-	[WOP_MULTI_SET] = { "MULTI_SET", -1, V2_MULTI_SET, { WF_PAIRS } },
-	[WOP_CANCEL_WAIT] = { "CANCEL_WAIT", -1, V2_CANCEL_WAIT, { WF_END } },
-	[WOP_PING] = { "PING", -1, V2_PING, { WF_U32 } },
-	[WOP_QUEUE_PUSH] = { "QUEUE_PUSH", -1, V2_QUEUE_PUSH,
-	    { WF_KEY, WF_VAL } },
-	[WOP_QUEUE_POP] = { "QUEUE_POP", -1, V2_QUEUE_POP, { WF_KEY } },
-	[WOP_QUEUE_LEN] = { "QUEUE_LEN", -1, V2_QUEUE_LEN, { WF_KEY } },
-	[WOP_LIST_KEYS] = { "LIST_KEYS", -1, V2_LIST_KEYS, { WF_END } },
-	[WOP_BARRIER] = { "BARRIER", -1, V2_BARRIER, { WF_KEY, WF_I64 } },
+	[WOP_VALIDATE]		= { "VALIDATE", { WF_U32 } },
+	[WOP_SET]		= { "SET", { WF_KEY, WF_VAL } },
+	[WOP_COMPARE_SET]	= { "COMPARE_SET", { WF_KEY, WF_VAL, WF_VAL2 } },
+	[WOP_GET]		= { "GET", { WF_KEY } },
+	[WOP_ADD]		= { "ADD", { WF_KEY, WF_I64 } },
+	[WOP_CHECK]		= { "CHECK", { WF_KEYS } },
+	[WOP_WAIT]		= { "WAIT", { WF_KEYS } },
+	[WOP_GETNUMKEYS]	= { "GETNUMKEYS", { WF_END } },
+	[WOP_WATCH_KEY]		= { "WATCH_KEY", { WF_KEY } },
+	[WOP_DELETE_KEY]	= { "DELETE_KEY", { WF_KEY } },
+	[WOP_APPEND]		= { "APPEND", { WF_KEY, WF_VAL } },
+	[WOP_MULTI_GET]		= { "MULTI_GET", { WF_KEYS } },
+	[WOP_MULTI_SET]		= { "MULTI_SET", { WF_PAIRS } },
+	[WOP_CANCEL_WAIT]	= { "CANCEL_WAIT", { WF_END } },
+	[WOP_PING]		= { "PING", { WF_U32 } },
+	[WOP_QUEUE_PUSH]	= { "QUEUE_PUSH", { WF_KEY, WF_VAL } },
+	[WOP_QUEUE_POP]		= { "QUEUE_POP", { WF_KEY } },
+	[WOP_QUEUE_LEN]		= { "QUEUE_LEN", { WF_KEY } },
+	[WOP_LIST_KEYS]		= { "LIST_KEYS", { WF_END } },
+	[WOP_BARRIER]		= { "BARRIER", { WF_KEY, WF_I64 } },
+};
+
+/* torch 1.13 opcode bytes to operations (the server's lookup is O(1);
+ * the client's reverse lookup scans). */
+static const int8_t wire_v1_ops[] = {
+	[V1_SET] = WOP_SET, [V1_COMPARE_SET] = WOP_COMPARE_SET,
+	[V1_GET] = WOP_GET, [V1_ADD] = WOP_ADD, [V1_CHECK] = WOP_CHECK,
+	[V1_WAIT] = WOP_WAIT, [V1_GETNUMKEYS] = WOP_GETNUMKEYS,
+	[V1_WATCH_KEY] = WOP_WATCH_KEY, [V1_DELETE_KEY] = WOP_DELETE_KEY,
+};
+
+/* torch 2.x opcode bytes to operations. */
+static const int8_t wire_v2_ops[] = {
+	[V2_VALIDATE] = WOP_VALIDATE, [V2_SET] = WOP_SET,
+	[V2_COMPARE_SET] = WOP_COMPARE_SET, [V2_GET] = WOP_GET,
+	[V2_ADD] = WOP_ADD, [V2_CHECK] = WOP_CHECK, [V2_WAIT] = WOP_WAIT,
+	[V2_GETNUMKEYS] = WOP_GETNUMKEYS, [V2_DELETE_KEY] = WOP_DELETE_KEY,
+	[V2_APPEND] = WOP_APPEND, [V2_MULTI_GET] = WOP_MULTI_GET,
+	[V2_MULTI_SET] = WOP_MULTI_SET, [V2_CANCEL_WAIT] = WOP_CANCEL_WAIT,
+	[V2_PING] = WOP_PING, [V2_QUEUE_PUSH] = WOP_QUEUE_PUSH,
+	[V2_QUEUE_POP] = WOP_QUEUE_POP, [V2_QUEUE_LEN] = WOP_QUEUE_LEN,
+	[V2_LIST_KEYS] = WOP_LIST_KEYS, [V2_BARRIER] = WOP_BARRIER,
 };
 
 /* Output cursor of the encoder: counts every byte, writes those that fit. */
@@ -67,16 +83,46 @@ wire_op_name(enum wire_op op)
 	return wire_op_valid(op) ? wire_ops[op].name : "?";
 }
 
+/* The opcode table of dialect d (*n entries), or NULL. */
+static const int8_t *
+wire_codes(enum wire_dialect d, size_t *n)
+{
+	if (d == WIRE_V1) {
+		*n = sizeof(wire_v1_ops);
+		return wire_v1_ops;
+	}
+	if (d == WIRE_V2) {
+		*n = sizeof(wire_v2_ops);
+		return wire_v2_ops;
+	}
+	*n = 0;
+	return NULL;
+}
+
+/* Operation of an opcode byte in dialect d, or WOP_INVALID. */
+enum wire_op
+wire_op_of_code(enum wire_dialect d, uint8_t code)
+{
+	const int8_t *ops;
+	size_t n;
+
+	if ((ops = wire_codes(d, &n)) == NULL || code >= n)
+		return WOP_INVALID;
+	return (enum wire_op)ops[code];
+}
+
 /* Opcode byte of op in dialect d, or -1. */
 int
 wire_op_code(enum wire_dialect d, enum wire_op op)
 {
-	if (!wire_op_valid(op))
+	const int8_t *ops;
+	size_t code, n;
+
+	if (!wire_op_valid(op) || (ops = wire_codes(d, &n)) == NULL)
 		return -1;
-	if (d == WIRE_V1)
-		return wire_ops[op].v1;
-	if (d == WIRE_V2)
-		return wire_ops[op].v2;
+	for (code = 0; code < n; code++)
+		if (ops[code] == (int8_t)op)
+			return (int)code;
 	return -1;
 }
 

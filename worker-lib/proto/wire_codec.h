@@ -130,6 +130,8 @@ struct wire_request {
 const char *wire_op_name(enum wire_op);
 /* Opcode byte of op in dialect d, or -1 if d has no such operation. */
 int	wire_op_code(enum wire_dialect d, enum wire_op op);
+/* Operation of an opcode byte in dialect d, or WOP_INVALID. */
+enum wire_op wire_op_of_code(enum wire_dialect d, uint8_t code);
 /* The op's request layout: WIRE_FIELDS_MAX field kinds, WF_END-padded. */
 const uint8_t *wire_op_layout(enum wire_op);
 
