@@ -696,6 +696,7 @@ START_TEST(encode_parse_round_trip)
 			p = parse_whole(d, &m);
 			ck_assert_int_eq(p.op, op);
 			ck_assert_uint_eq(p.code, wire_op_code(d, r.op));
+			ck_assert_int_eq(wire_op_of_code(d, p.code), op);
 			if (p.key.p != NULL)
 				ck_assert_mem_eq(p.key.p, "/pre/key", 8);
 			if (p.list.p != NULL)
@@ -705,6 +706,10 @@ START_TEST(encode_parse_round_trip)
 	ck_assert_int_eq(wire_op_code(WIRE_V2, WOP_WATCH_KEY), -1);
 	ck_assert_int_eq(wire_op_code(WIRE_V1, WOP_VALIDATE), -1);
 	ck_assert_int_eq(wire_op_code(WIRE_NATIVE, WOP_SET), -1);
+	ck_assert_int_eq(wire_op_of_code(WIRE_V1, V1_DELETE_KEY + 1),
+	    WOP_INVALID);
+	ck_assert_int_eq(wire_op_of_code(WIRE_V2, 0xff), WOP_INVALID);
+	ck_assert_int_eq(wire_op_of_code(WIRE_NATIVE, 0), WOP_INVALID);
 }
 END_TEST
 
