@@ -103,7 +103,9 @@ NCCL_PCFILE = $(BUILD)/cgrun-nccl.pc
 ALL += $(LIBNCCL_SO) $(NCCL_PCFILE)
 endif
 
-LIB_DEPLIBS  = $(EVENT_LIBS) -lpthread
+# libcgrun needs only libc (pthread_once: -lpthread for older glibc's
+# static links); nothing of libevent (see readelf -d, nm -u).
+LIB_DEPLIBS  = -lpthread
 RDZV_DEPLIBS = $(SYSTEMD_LIBS) $(CRYPTO_LIBS) $(JSON_LIBS) $(EVENT_LIBS) -lpthread
 LNCH_DEPLIBS = $(HWLOC_LIBS) $(JSON_LIBS) -ldl -lm
 

@@ -264,18 +264,27 @@ http_add_source(struct http *h, const struct http_source *src)
 
 static const char *const http_dialects[4] = { "undecided", "torch_v1",
 	"torch_v2", "native" };
-static const char *const http_ops[WOP__COUNT] = {
-	"validate", "set", "compare_set", "get", "add", "check", "wait",
-	"getnumkeys", "watch_key", "delete_key", "append", "multi_get",
-	"multi_set", "cancel_wait", "ping", "queue_push", "queue_pop",
-	"queue_len", "list_keys", "barrier"
-};
+
+/* The metric label of an operation: its name (wire_op_name) in lower case. */
+static const char *
+http_op_label(enum wire_op op, char *buf, size_t len)
+{
+	const char *name = wire_op_name(op);
+	size_t i;
+
+	for (i = 0; name[i] != '\0' && i + 1 < len; i++)
+		buf[i] = name[i] >= 'A' && name[i] <= 'Z' ?
+		    (char)(name[i] - 'A' + 'a') : name[i];
+	buf[i] = '\0';
+	return buf;
+}
 
 /* Prometheus lines of the store. */
 static void
 http_store_metrics(struct evbuffer *out, void *arg)
 {
 	struct store_stats st;
+	char label[32];
 	size_t i;
 
 	store_stats(arg, &st);
@@ -290,7 +299,8 @@ http_store_metrics(struct evbuffer *out, void *arg)
 	    "TCPStore requests served, by operation.");
 	for (i = 0; i < WOP__COUNT; i++)
 		evbuffer_add_printf(out, "cgrun_rdzvd_requests_total{op=\"%s\"} "
-		    "%llu\n", http_ops[i], (unsigned long long)st.requests[i]);
+		    "%llu\n", http_op_label((enum wire_op)i, label,
+		    sizeof(label)), (unsigned long long)st.requests[i]);
 	http_metric_value(out, "cgrun_rdzvd_received_bytes_total", "counter",
 	    "Bytes received from clients.", st.bytes_in);
 	http_metric_value(out, "cgrun_rdzvd_sent_bytes_total", "counter",

@@ -1,5 +1,5 @@
 /*
- * test_store_client.c: the libcgrun store client (worker-lib/store.c)
+ * test_store_client.c: the libcgrun store client (worker-lib/store/)
  * against cgrun's in-process store server (rendezvous/store.h) running on
  * its own libevent loop in a thread: every operation's exact result, wait
  * timeout and reuse, prefix joining, connect retry, and errors.

@@ -1,7 +1,9 @@
 /*
- * test_wire.c: the server-side TCPStore codec: dialect detection, every
- * request of both dialects parsed whole, byte by byte and resumed, limits
- * hit as soon as a length arrives, bad opcodes and magic, encoders.
+ * test_wire.c: the TCPStore codec: dialect detection, every request of
+ * both dialects parsed whole, byte by byte and resumed, limits hit as soon
+ * as a length arrives, bad opcodes and magic, reply encoders; the shared
+ * request encoder byte for byte, round trips through the parser, short
+ * buffers; the little-endian helper.
  */
 #include <check.h>
 #include <stdint.h>
@@ -608,6 +610,146 @@ START_TEST(encoders)
 }
 END_TEST
 
+/* Encode r in dialect d into m (must fit). */
+static void
+encode(enum wire_dialect d, const struct wire_request *r, struct msg *m)
+{
+	m->n = wire_encode(d, r, m->b, sizeof m->b);
+	ck_assert_uint_gt(m->n, 0);
+	ck_assert_uint_le(m->n, sizeof m->b);
+}
+
+/* The client's requests, byte for byte as torch 2.x's client sends them. */
+START_TEST(request_bytes_exact)
+{
+	static const char *const keys[2] = { "a", "bc" };
+	static const void *const vals[2] = { "x", "" };
+	static const size_t lens[2] = { 1, 0 };
+	struct wire_request r = { .op = WOP_SET, .prefix = "p", .key = "k",
+	    .val = "xy", .val_len = 2 };
+	struct msg got = { .n = 0 }, want = { .n = 0 };
+
+	encode(WIRE_V2, &r, &got);
+	m_u8(&want, V2_SET);
+	m_str(&want, "/p/k");
+	m_str(&want, "xy");
+	ck_assert_uint_eq(got.n, want.n);
+	ck_assert_mem_eq(got.b, want.b, want.n);
+
+	r = (struct wire_request){ .op = WOP_VALIDATE, .u32 = WIRE_MAGIC };
+	encode(WIRE_V2, &r, &got);
+	ck_assert_uint_eq(got.n, 5);
+	ck_assert_mem_eq(got.b, "\x00\xce\xf7\x85\x3c", 5);
+	r = (struct wire_request){ .op = WOP_PING, .u32 = 0x01020304 };
+	encode(WIRE_V2, &r, &got);
+	ck_assert_mem_eq(got.b, "\x0d\x04\x03\x02\x01", 5);
+	ck_assert_uint_eq(got.n + 5, WIRE_HELLO_LEN);
+
+	r = (struct wire_request){ .op = WOP_MULTI_SET, .keys = keys,
+	    .vals = vals, .lens = lens, .count = 2 };
+	encode(WIRE_V2, &r, &got);
+	want.n = 0;
+	m_u8(&want, V2_MULTI_SET);
+	m_u64(&want, 2);
+	m_str(&want, "/a");
+	m_str(&want, "x");
+	m_str(&want, "/bc");
+	m_str(&want, "");
+	ck_assert_uint_eq(got.n, want.n);
+	ck_assert_mem_eq(got.b, want.b, want.n);
+
+	r = (struct wire_request){ .op = WOP_ADD, .key = "n", .num = -2 };
+	encode(WIRE_V1, &r, &got);
+	want.n = 0;
+	m_u8(&want, V1_ADD);
+	m_str(&want, "/n");
+	m_u64(&want, (uint64_t)-2);
+	ck_assert_uint_eq(got.n, want.n);
+	ck_assert_mem_eq(got.b, want.b, want.n);
+}
+END_TEST
+
+/* Every op of both dialects, encoded then parsed, says the same. */
+START_TEST(encode_parse_round_trip)
+{
+	static const char *const keys[3] = { "a", "b", "c" };
+	static const void *const vals[3] = { "1", "22", "333" };
+	static const size_t lens[3] = { 1, 2, 3 };
+	struct wire_request r = { .prefix = "pre", .key = "key",
+	    .val = "v", .val_len = 1, .val2 = "w2", .val2_len = 2,
+	    .num = 7, .u32 = WIRE_MAGIC, .keys = keys, .vals = vals,
+	    .lens = lens, .count = 3 };
+	enum wire_dialect d;
+	struct wire_req p;
+	struct msg m;
+	int op;
+
+	for (d = WIRE_V1; d <= WIRE_V2; d++) {
+		for (op = 0; op < WOP__COUNT; op++) {
+			r.op = (enum wire_op)op;
+			if (wire_op_code(d, r.op) < 0) {
+				ck_assert_uint_eq(wire_encode(d, &r, m.b,
+				    sizeof m.b), 0);
+				continue;
+			}
+			encode(d, &r, &m);
+			p = parse_whole(d, &m);
+			ck_assert_int_eq(p.op, op);
+			ck_assert_uint_eq(p.code, wire_op_code(d, r.op));
+			ck_assert_int_eq(wire_op_of_code(d, p.code), op);
+			if (p.key.p != NULL)
+				ck_assert_mem_eq(p.key.p, "/pre/key", 8);
+			if (p.list.p != NULL)
+				ck_assert_uint_eq(p.count, 3);
+		}
+	}
+	ck_assert_int_eq(wire_op_code(WIRE_V2, WOP_WATCH_KEY), -1);
+	ck_assert_int_eq(wire_op_code(WIRE_V1, WOP_VALIDATE), -1);
+	ck_assert_int_eq(wire_op_code(WIRE_NATIVE, WOP_SET), -1);
+	ck_assert_int_eq(wire_op_of_code(WIRE_V1, V1_DELETE_KEY + 1),
+	    WOP_INVALID);
+	ck_assert_int_eq(wire_op_of_code(WIRE_V2, 0xff), WOP_INVALID);
+	ck_assert_int_eq(wire_op_of_code(WIRE_NATIVE, 0), WOP_INVALID);
+}
+END_TEST
+
+/* A short buffer: the encoder counts the whole length, writes nothing past. */
+START_TEST(encode_short_buffer)
+{
+	struct wire_request r = { .op = WOP_SET, .key = "key",
+	    .val = "value", .val_len = 5 };
+	uint8_t b[32];
+	size_t need, cap;
+
+	need = wire_encode(WIRE_V2, &r, NULL, 0);
+	ck_assert_uint_eq(need, 1 + 8 + 4 + 8 + 5);
+	for (cap = 0; cap < need; cap++) {
+		memset(b, 0xAA, sizeof b);
+		ck_assert_uint_eq(wire_encode(WIRE_V2, &r, b, cap), need);
+		ck_assert_uint_eq(b[cap], 0xAA);
+	}
+	ck_assert_uint_eq(wire_encode(WIRE_V2, &r, b, need), need);
+	ck_assert_uint_eq(b[0], V2_SET);
+}
+END_TEST
+
+/* le.h: the one little-endian helper. */
+START_TEST(little_endian)
+{
+	uint8_t b[8];
+
+	le_put_u16(b, 0x0102);
+	ck_assert_mem_eq(b, "\x02\x01", 2);
+	ck_assert_uint_eq(le_get_u16(b), 0x0102);
+	le_put_u32(b, 0xA1B2C3D4u);
+	ck_assert_mem_eq(b, "\xd4\xc3\xb2\xa1", 4);
+	ck_assert_uint_eq(le_get_u32(b), 0xA1B2C3D4u);
+	le_put_u64(b, 0xF102030405060708ULL);
+	ck_assert_mem_eq(b, "\x08\x07\x06\x05\x04\x03\x02\xf1", 8);
+	ck_assert(le_get_u64(b) == 0xF102030405060708ULL);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -630,6 +772,10 @@ test_suite(void)
 	tcase_add_test(tc, long_list_resumes);
 	tcase_add_test(tc, mutations_parse_the_same);
 	tcase_add_test(tc, encoders);
+	tcase_add_test(tc, request_bytes_exact);
+	tcase_add_test(tc, encode_parse_round_trip);
+	tcase_add_test(tc, encode_short_buffer);
+	tcase_add_test(tc, little_endian);
 	suite_add_tcase(s, tc);
 	return s;
 }

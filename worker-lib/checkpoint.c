@@ -20,6 +20,7 @@
 
 #include "cgrun/checkpoint.h"
 #include "ckpt_format.h"
+#include "le.h"
 #include "util.h"
 
 #define CKPT_SUFFIX	".ckpt"
@@ -66,40 +67,18 @@ ckpt_crc(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
-/* Store v little-endian in n bytes at p. */
-static void
-ckpt_put(unsigned char *p, uint64_t v, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-/* Read a little-endian integer of n bytes at p. */
-static uint64_t
-ckpt_get(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = n - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 /* Encode a header into buf (CKPT_HDRLEN bytes). */
 void
 ckpt_hdr_encode(unsigned char *buf, const struct ckpt_hdr *h)
 {
 	memset(buf, 0, CKPT_HDRLEN);
 	memcpy(buf, CKPT_MAGIC, 8);
-	ckpt_put(buf + 8, CKPT_VERSION, 4);
-	ckpt_put(buf + 12, CKPT_HDRLEN, 4);
-	ckpt_put(buf + 16, h->step, 8);
-	ckpt_put(buf + 24, h->len, 8);
-	ckpt_put(buf + 32, h->crc, 4);
-	ckpt_put(buf + 60, ckpt_crc(0, buf, 60), 4);
+	le_put_u32(buf + 8, CKPT_VERSION);
+	le_put_u32(buf + 12, CKPT_HDRLEN);
+	le_put_u64(buf + 16, h->step);
+	le_put_u64(buf + 24, h->len);
+	le_put_u32(buf + 32, h->crc);
+	le_put_u32(buf + 60, ckpt_crc(0, buf, 60));
 }
 
 /* Decode and check a header: 0 if valid, -1 if not. */
@@ -107,13 +86,13 @@ int
 ckpt_hdr_decode(const unsigned char *buf, struct ckpt_hdr *h)
 {
 	if (memcmp(buf, CKPT_MAGIC, 8) != 0 ||
-	    ckpt_get(buf + 8, 4) != CKPT_VERSION ||
-	    ckpt_get(buf + 12, 4) != CKPT_HDRLEN ||
-	    ckpt_get(buf + 60, 4) != ckpt_crc(0, buf, 60))
+	    le_get_u32(buf + 8) != CKPT_VERSION ||
+	    le_get_u32(buf + 12) != CKPT_HDRLEN ||
+	    le_get_u32(buf + 60) != ckpt_crc(0, buf, 60))
 		return -1;
-	h->step = ckpt_get(buf + 16, 8);
-	h->len = ckpt_get(buf + 24, 8);
-	h->crc = (uint32_t)ckpt_get(buf + 32, 4);
+	h->step = le_get_u64(buf + 16);
+	h->len = le_get_u64(buf + 24);
+	h->crc = le_get_u32(buf + 32);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_rdzv_proto.c: libFuzzer target for the native rendezvous frame
- * codec (rendezvous/rdzv_proto.c).  Decodes a stream of frames; every
+ * codec (rendezvous/proto/rdzv_proto.c).  Decodes a stream of frames; every
  * frame decoded OK must encode back to exactly the same bytes, and every
  * shorter prefix of it must decode as MORE (never OK, never ERROR).
  */

@@ -1,6 +1,7 @@
 /*
- * wire.c: server-side codec of the TCPStore wire protocol: dialect
- * detection, a pure incremental request parser and reply encoders.
+ * wire_parse.c: the server's TCPStore request parser: dialect detection
+ * and a pure incremental parser driven by the shared table of request
+ * layouts (worker-lib/proto/wire_codec.c).
  *
  * The parser never allocates and never trusts a length or a count before
  * checking it against the limits; see wire.h for its contract.
@@ -8,116 +9,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "le.h"
 #include "wire.h"
 
-/* Field kinds making up a request after its opcode byte. */
-enum wire_field { F_END = 0, F_KEY, F_VAL, F_VAL2, F_I64, F_U32, F_KEYS,
-	F_PAIRS };
-
-/* Request layout per operation (at most one list, always last). */
-static const uint8_t wire_layout[WOP__COUNT][4] = {
-	[WOP_VALIDATE]		= { F_U32 },
-	[WOP_SET]		= { F_KEY, F_VAL },
-	[WOP_COMPARE_SET]	= { F_KEY, F_VAL, F_VAL2 },
-	[WOP_GET]		= { F_KEY },
-	[WOP_ADD]		= { F_KEY, F_I64 },
-	[WOP_CHECK]		= { F_KEYS },
-	[WOP_WAIT]		= { F_KEYS },
-	[WOP_GETNUMKEYS]	= { F_END },
-	[WOP_WATCH_KEY]		= { F_KEY },
-	[WOP_DELETE_KEY]	= { F_KEY },
-	[WOP_APPEND]		= { F_KEY, F_VAL },
-	[WOP_MULTI_GET]		= { F_KEYS },
-	[WOP_MULTI_SET]		= { F_PAIRS },
-	[WOP_CANCEL_WAIT]	= { F_END },
-	[WOP_PING]		= { F_U32 },
-	[WOP_QUEUE_PUSH]	= { F_KEY, F_VAL },
-	[WOP_QUEUE_POP]		= { F_KEY },
-	[WOP_QUEUE_LEN]		= { F_KEY },
-	[WOP_LIST_KEYS]		= { F_END },
-	[WOP_BARRIER]		= { F_KEY, F_I64 },
-};
-
-/* torch 1.13 opcode bytes to operations. */
-static const int8_t wire_v1_ops[] = {
-	[V1_SET] = WOP_SET, [V1_COMPARE_SET] = WOP_COMPARE_SET,
-	[V1_GET] = WOP_GET, [V1_ADD] = WOP_ADD, [V1_CHECK] = WOP_CHECK,
-	[V1_WAIT] = WOP_WAIT, [V1_GETNUMKEYS] = WOP_GETNUMKEYS,
-	[V1_WATCH_KEY] = WOP_WATCH_KEY, [V1_DELETE_KEY] = WOP_DELETE_KEY,
-};
-
-/* torch 2.x opcode bytes to operations. */
-static const int8_t wire_v2_ops[] = {
-	[V2_VALIDATE] = WOP_VALIDATE, [V2_SET] = WOP_SET,
-	[V2_COMPARE_SET] = WOP_COMPARE_SET, [V2_GET] = WOP_GET,
-	[V2_ADD] = WOP_ADD, [V2_CHECK] = WOP_CHECK, [V2_WAIT] = WOP_WAIT,
-	[V2_GETNUMKEYS] = WOP_GETNUMKEYS, [V2_DELETE_KEY] = WOP_DELETE_KEY,
-	[V2_APPEND] = WOP_APPEND, [V2_MULTI_GET] = WOP_MULTI_GET,
-	[V2_MULTI_SET] = WOP_MULTI_SET, [V2_CANCEL_WAIT] = WOP_CANCEL_WAIT,
-	[V2_PING] = WOP_PING, [V2_QUEUE_PUSH] = WOP_QUEUE_PUSH,
-	[V2_QUEUE_POP] = WOP_QUEUE_POP, [V2_QUEUE_LEN] = WOP_QUEUE_LEN,
-	[V2_LIST_KEYS] = WOP_LIST_KEYS, [V2_BARRIER] = WOP_BARRIER,
-};
-
-static const char *const wire_op_names[WOP__COUNT] = {
-	"VALIDATE", "SET", "COMPARE_SET", "GET", "ADD", "CHECK", "WAIT",
-	"GETNUMKEYS", "WATCH_KEY", "DELETE_KEY", "APPEND", "MULTI_GET",
-	"MULTI_SET", "CANCEL_WAIT", "PING", "QUEUE_PUSH", "QUEUE_POP",
-	"QUEUE_LEN", "LIST_KEYS", "BARRIER",
-};
-
+/* The 2.x client's first bytes: VALIDATE's opcode and magic. */
 static const uint8_t wire_v2_hello[5] = { 0x00, 0xce, 0xf7, 0x85, 0x3c };
-
-/* Name of an operation for logs ("?" when out of range). */
-const char *
-wire_op_name(enum wire_op op)
-{
-	if ((int)op < 0 || op >= WOP__COUNT)
-		return "?";
-	return wire_op_names[op];
-}
-
-/* Load a little-endian u32. */
-uint32_t
-wire_get_u32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24;
-}
-
-/* Load a little-endian u64. */
-uint64_t
-wire_get_u64(const uint8_t *p)
-{
-	return (uint64_t)wire_get_u32(p) | (uint64_t)wire_get_u32(p + 4) << 32;
-}
-
-/* Store a little-endian u32. */
-size_t
-wire_enc_u32(uint8_t out[4], uint32_t v)
-{
-	out[0] = (uint8_t)v;
-	out[1] = (uint8_t)(v >> 8);
-	out[2] = (uint8_t)(v >> 16);
-	out[3] = (uint8_t)(v >> 24);
-	return 4;
-}
-
-/* Store a little-endian u64. */
-size_t
-wire_enc_u64(uint8_t out[8], uint64_t v)
-{
-	wire_enc_u32(out, (uint32_t)v);
-	wire_enc_u32(out + 4, (uint32_t)(v >> 32));
-	return 8;
-}
-
-/* Store a little-endian two's complement i64. */
-size_t
-wire_enc_i64(uint8_t out[8], int64_t v)
-{
-	return wire_enc_u64(out, (uint64_t)v);
-}
 
 /* Fill limits with the defaults. */
 void
@@ -166,17 +62,6 @@ wire_detect(const uint8_t *buf, size_t len)
 	return magic == wire_v2_hello ? WIRE_V2 : WIRE_NATIVE;
 }
 
-/* Operation of an opcode byte in a dialect, or WOP_INVALID. */
-static enum wire_op
-wire_decode_op(enum wire_dialect d, uint8_t code)
-{
-	if (d == WIRE_V1 && code < sizeof wire_v1_ops)
-		return (enum wire_op)wire_v1_ops[code];
-	if (d == WIRE_V2 && code < sizeof wire_v2_ops)
-		return (enum wire_op)wire_v2_ops[code];
-	return WOP_INVALID;
-}
-
 /* Record an error and return WIRE_ERROR. */
 static enum wire_status
 wire_fail(struct wire_req *req, const char *why, uint64_t bad)
@@ -206,7 +91,7 @@ wire_take_bytes(const uint8_t *buf, size_t len, uint64_t *pos, uint64_t max,
 
 	if (*pos + 8 > len)
 		return wire_more(req, lim, *pos + 8);
-	n = wire_get_u64(buf + *pos);
+	n = le_get_u64(buf + *pos);
 	if (n > max)
 		return wire_fail(req, what, n);
 	if (*pos + 8 + n > lim->max_request)
@@ -245,7 +130,7 @@ wire_take_list(const uint8_t *buf, size_t len, uint64_t *pos, int pairs,
 
 	if (*pos + 8 > len)
 		return wire_more(req, lim, *pos + 8);
-	req->count = wire_get_u64(buf + *pos);
+	req->count = le_get_u64(buf + *pos);
 	if (req->count > lim->max_keys)
 		return wire_fail(req, "key count over max-keys-per-request",
 		    req->count);
@@ -282,26 +167,26 @@ wire_take_field(const uint8_t *buf, size_t len, uint64_t *pos, int f,
 	uint64_t at = *pos;
 
 	switch (f) {
-	case F_KEY:
+	case WF_KEY:
 		return wire_take_bytes(buf, len, pos, lim->max_key,
 		    "key length over max-key-size", lim, req, &req->key);
-	case F_VAL:
+	case WF_VAL:
 		return wire_take_bytes(buf, len, pos, lim->max_value,
 		    "value length over max-value-size", lim, req, &req->val);
-	case F_VAL2:
+	case WF_VAL2:
 		return wire_take_bytes(buf, len, pos, lim->max_value,
 		    "value length over max-value-size", lim, req, &req->val2);
-	case F_I64:
+	case WF_I64:
 		if ((st = wire_take_fixed(len, pos, 8, lim, req)) == WIRE_OK)
-			req->num = (int64_t)wire_get_u64(buf + at);
+			req->num = (int64_t)le_get_u64(buf + at);
 		return st;
-	case F_U32:
+	case WF_U32:
 		if ((st = wire_take_fixed(len, pos, 4, lim, req)) == WIRE_OK)
-			req->u32 = wire_get_u32(buf + at);
+			req->u32 = le_get_u32(buf + at);
 		return st;
-	case F_KEYS:
+	case WF_KEYS:
 		return wire_take_list(buf, len, pos, 0, lim, req);
-	case F_PAIRS:
+	case WF_PAIRS:
 		return wire_take_list(buf, len, pos, 1, lim, req);
 	}
 	return wire_fail(req, "internal: bad field kind", (uint64_t)f);
@@ -317,6 +202,7 @@ enum wire_status
 wire_parse(enum wire_dialect d, const uint8_t *buf, size_t len,
     const struct wire_limits *lim, struct wire_req *req, size_t *consumed)
 {
+	const uint8_t *layout;
 	enum wire_status st;
 	uint64_t pos = 1;
 	int i;
@@ -325,12 +211,12 @@ wire_parse(enum wire_dialect d, const uint8_t *buf, size_t len,
 	if (len == 0)
 		return wire_more(req, lim, 1);
 	req->code = buf[0];
-	req->op = wire_decode_op(d, buf[0]);
+	req->op = wire_op_of_code(d, buf[0]);
 	if (req->op == WOP_INVALID)
 		return wire_fail(req, "unknown opcode", buf[0]);
-	for (i = 0; i < 4 && wire_layout[req->op][i] != F_END; i++) {
-		st = wire_take_field(buf, len, &pos, wire_layout[req->op][i],
-		    lim, req);
+	layout = wire_op_layout(req->op);
+	for (i = 0; i < WIRE_FIELDS_MAX && layout[i] != WF_END; i++) {
+		st = wire_take_field(buf, len, &pos, layout[i], lim, req);
 		if (st != WIRE_OK)
 			return st;
 	}
@@ -350,7 +236,7 @@ wire_list_next(struct wire_str *list, struct wire_str *item)
 
 	if (list->len < 8)
 		return 0;
-	n = wire_get_u64(list->p);
+	n = le_get_u64(list->p);
 	if (n > list->len - 8)
 		return 0;
 	item->p = list->p + 8;

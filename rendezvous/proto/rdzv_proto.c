@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "le.h"
 #include "rdzv_proto.h"
 
 enum ftype { F_U8, F_U16, F_U32, F_I32, F_STR };
@@ -98,26 +99,25 @@ rdzv_proto_init(struct rdzv_msg *m, uint8_t op)
 	m->node_rank = RDZV_NO_NODE_RANK;
 }
 
-/* Little-endian load of n bytes. */
+/* Load a fixed-width field of 1, 2 or 4 bytes (le.h). */
 static uint32_t
-le_load(const unsigned char *p, int n)
+field_load(const unsigned char *p, int width)
 {
-	uint32_t v = 0;
-	int i;
-
-	for (i = n - 1; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
+	if (width == 1)
+		return p[0];
+	return width == 2 ? le_get_u16(p) : le_get_u32(p);
 }
 
-/* Little-endian store of n bytes. */
+/* Store a fixed-width field of 1, 2 or 4 bytes (le.h). */
 static void
-le_store(unsigned char *p, uint32_t v, int n)
+field_store(unsigned char *p, uint32_t v, int width)
 {
-	int i;
-
-	for (i = 0; i < n; i++, v >>= 8)
-		p[i] = v & 0xFF;
+	if (width == 1)
+		p[0] = (unsigned char)v;
+	else if (width == 2)
+		le_put_u16(p, (uint16_t)v);
+	else
+		le_put_u32(p, v);
 }
 
 /* Bounds-checked reading cursor over one frame's fields. */
@@ -152,7 +152,7 @@ field_decode(struct cur *c, const struct field *f, struct rdzv_msg *m,
 	if (f->type == F_STR) {
 		if ((p = cur_take(c, 2)) == NULL)
 			return (*why = "truncated string length"), -1;
-		if ((n = le_load(p, 2)) > f->max)
+		if ((n = le_get_u16(p)) > f->max)
 			return (*why = "string longer than its maximum"), -1;
 		if ((p = cur_take(c, n)) == NULL)
 			return (*why = "truncated string"), -1;
@@ -164,7 +164,7 @@ field_decode(struct cur *c, const struct field *f, struct rdzv_msg *m,
 	}
 	if ((p = cur_take(c, width[f->type])) == NULL)
 		return (*why = "truncated field"), -1;
-	v = le_load(p, width[f->type]);
+	v = field_load(p, width[f->type]);
 	switch (f->type) {
 	case F_U8:
 		if (v > f->max)
@@ -204,7 +204,7 @@ rdzv_proto_decode(const void *buf, size_t len, struct rdzv_msg *m,
 	*why = NULL;
 	if (len < 4)
 		return RDZV_PROTO_MORE;
-	flen = le_load(b, 4);
+	flen = le_get_u32(b);
 	if (flen < 1)
 		return (*why = "empty frame"), RDZV_PROTO_ERROR;
 	if (flen > RDZV_FRAME_MAX)
@@ -242,7 +242,7 @@ field_encode(const struct field *f, const struct rdzv_msg *m,
 		n = strnlen(src, (size_t)f->max + 1);
 		if (n > f->max || *pos + 2 + n > cap)
 			return -1;
-		le_store(buf + *pos, (uint32_t)n, 2);
+		le_put_u16(buf + *pos, (uint16_t)n);
 		memcpy(buf + *pos + 2, src, n);
 		*pos += 2 + n;
 		return 0;
@@ -257,7 +257,7 @@ field_encode(const struct field *f, const struct rdzv_msg *m,
 		return -1;
 	if (*pos + (size_t)width[f->type] > cap)
 		return -1;
-	le_store(buf + *pos, v, width[f->type]);
+	field_store(buf + *pos, v, width[f->type]);
 	*pos += width[f->type];
 	return 0;
 }
@@ -278,7 +278,7 @@ rdzv_proto_encode(const struct rdzv_msg *m, void *buf, size_t cap)
 			return -1;
 	if (pos - 4 > RDZV_FRAME_MAX)
 		return -1;
-	le_store(b, (uint32_t)(pos - 4), 4);
+	le_put_u32(b, (uint32_t)(pos - 4));
 	b[4] = m->op;
 	return (ssize_t)pos;
 }
