@@ -347,7 +347,7 @@ START_TEST(nvml_fake_default)
 
 	unsetenv("FAKE_NVML_GPUS");
 	unsetenv("FAKE_NVML_FAIL");
-	n = nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
+	n = gpu_nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
 	ck_assert_msg(n == 8, "n=%d err=%s", n, err);
 	ck_assert_str_eq(gi[0].busid, "0000:18:00.0");
 	ck_assert_str_eq(gi[7].busid, "0000:f5:00.0");
@@ -366,29 +366,29 @@ START_TEST(nvml_fake_machine)
 	setenv("FAKE_NVML_GPUS", "00000000:3B:00.0,GPU-slow,7.0,5120;"
 	    "00000000:5E:00.0,GPU-fast,9.0,16896,MIG-m1|MIG-m2;"
 	    "00000001:01:00.0,GPU-mid,8.0,6912", 1);
-	n = nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
+	n = gpu_nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
 	ck_assert_msg(n == 3, "n=%d err=%s", n, err);
 	ck_assert_str_eq(gi[1].busid, "0000:5e:00.0");
 	ck_assert_str_eq(gi[2].busid, "0001:01:00.0");
 	ck_assert_int_eq(gi[1].nmig, 2);
 	ck_assert_str_eq(gi[1].mig[1], "MIG-m2");
 	/* limited to max */
-	ck_assert_int_eq(nvml_scan(gpu_fake_nvml(), gi, 2, err, sizeof(err)), 2);
+	ck_assert_int_eq(gpu_nvml_scan(gpu_fake_nvml(), gi, 2, err, sizeof(err)), 2);
 }
 END_TEST
 
 START_TEST(nvml_fake_errors)
 {
 	setenv("FAKE_NVML_FAIL", "init", 1);
-	ck_assert_int_eq(nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err,
+	ck_assert_int_eq(gpu_nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err,
 	    sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "Driver Not Loaded"));
 	unsetenv("FAKE_NVML_FAIL");
-	ck_assert_int_eq(nvml_scan("/nonexistent/libnvidia-ml.so.1", gi,
+	ck_assert_int_eq(gpu_nvml_scan("/nonexistent/libnvidia-ml.so.1", gi,
 	    GPU_MAX, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "cannot load"));
 	/* a library without NVML's functions */
-	ck_assert_int_eq(nvml_scan("libm.so.6", gi, GPU_MAX, err,
+	ck_assert_int_eq(gpu_nvml_scan("libm.so.6", gi, GPU_MAX, err,
 	    sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "lacks"));
 }

@@ -1,8 +1,8 @@
 /*
  * gpu.h: which GPUs a worker will see, in the order CUDA numbers them.
  *
- * Discovery asks NVML (nvml.c: libnvidia-ml.so.1 loaded with dlopen, never
- * linked), else hwloc's PCI devices (vendor 0x10de, class display/3D).  The
+ * Discovery asks NVML (nvml_dl.c: libnvidia-ml.so.1 loaded with dlopen,
+ * never linked), else hwloc's PCI devices (vendor 0x10de, class display/3D).  The
  * physical list is put in CUDA's order (CUDA_DEVICE_ORDER=PCI_BUS_ID: bus
  * id; default FASTEST_FIRST: compute capability then core count, highest
  * first, ties in bus-id order), then CUDA_VISIBLE_DEVICES selects and
@@ -78,10 +78,11 @@ int	gpu_hwloc_scan(hwloc_topology_t, struct gpu_info *out, int max);
 int	gpu_sysfs_present(const char *root);
 
 /*
- * NVML: fill out[] from the library at path (dlopen).  Returns the count,
- * or -1 with err set when the library cannot be loaded or initialised.
+ * NVML: fill out[] from the library at path (nvml_dl.c).  Returns the
+ * count, or -1 with err set when the library cannot be loaded or
+ * initialised or reports a malformed PCI bus id.
  */
-int	nvml_scan(const char *path, struct gpu_info *out, int max,
+int	gpu_nvml_scan(const char *path, struct gpu_info *out, int max,
 	    char *err, size_t errlen);
 
 /*

@@ -14,6 +14,7 @@
 
 #include "gpu.h"
 #include "log.h"
+#include "nvml_dl.h"
 
 #define NVIDIA_VENDOR	0x10de
 #define PCI_CLASS_DISPLAY 0x03	/* 0300 VGA, 0302 3D controller, 0380 other */
@@ -414,6 +415,55 @@ gpu_sysfs_present(const char *root)
 	return found;
 }
 
+/* A GPU remembers everything NVML reports about it. */
+_Static_assert(GPU_UUID_MAX >= NVML_DL_UUID_MAX &&
+    GPU_MIG_MAX >= NVML_DL_MIG_MAX, "gpu_info too small for NVML's fields");
+
+/* Where gpu_nvml_scan's callback writes: the array and its fill. */
+struct gpu_fill {
+	struct gpu_info	*out;
+	int		 n;
+};
+
+/* nvml_dl_scan's callback: one NVML device into the next gpu_info. */
+static int
+gpu_from_nvml(void *arg, const struct nvml_dl_gpu *d, char *err,
+    size_t errlen)
+{
+	struct gpu_fill *f = arg;
+	struct gpu_info *g = &f->out[f->n];
+	int k;
+
+	memset(g, 0, sizeof(*g));
+	if (gpu_busid_parse(d->busid, &g->domain, &g->bus, &g->dev,
+	    &g->func) == -1) {
+		snprintf(err, errlen, "NVML device %u: bad PCI bus id",
+		    d->index);
+		return -1;
+	}
+	snprintf(g->busid, sizeof(g->busid), "%04x:%02x:%02x.%x", g->domain,
+	    g->bus, g->dev, g->func);
+	snprintf(g->uuid, sizeof(g->uuid), "%s", d->uuid);
+	g->cc_major = d->cc_major;
+	g->cc_minor = d->cc_minor;
+	g->cores = d->cores;
+	for (k = 0; k < d->nmig; k++)
+		snprintf(g->mig[k], sizeof(g->mig[k]), "%s", d->mig[k]);
+	g->nmig = d->nmig;
+	f->n++;
+	return 0;
+}
+
+/* Fill out[] with the GPUs NVML (loaded from path) lists; count or -1. */
+int
+gpu_nvml_scan(const char *path, struct gpu_info *out, int max, char *err,
+    size_t errlen)
+{
+	struct gpu_fill f = { out, 0 };
+
+	return nvml_dl_scan(path, max, gpu_from_nvml, &f, err, errlen);
+}
+
 /*
  * Physical GPUs from NVML (unless sysfs shows no NVIDIA GPU), else hwloc;
  * sets l->source.  Count or -1.
@@ -435,7 +485,7 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 		lib = "none";
 	}
 	if (lib == NULL || *lib == '\0' || strcmp(lib, "none") != 0) {
-		n = nvml_scan(lib != NULL && *lib != '\0' ? lib :
+		n = gpu_nvml_scan(lib != NULL && *lib != '\0' ? lib :
 		    "libnvidia-ml.so.1", l->gpu, GPU_MAX, why, sizeof(why));
 		if (n >= 0) {
 			l->source = "nvml";
