@@ -1,0 +1,83 @@
+/*
+ * plan.h: the per-rank placement plan (plan.c): each local rank's GPU and
+ * PCI bus id, its cpuset (local to the GPU, split without overlap among
+ * ranks that share it; plan_cpus.c), its NUMA node(s); the binding done
+ * in the child before exec (plan_apply.c); the CGRUN_* variables workers
+ * get; the plan shown by --dry-run and -v (plan_print.c).  Usage: see
+ * placement.h.
+ */
+#ifndef CGRUN_PLAN_H
+#define CGRUN_PLAN_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define PLAN_NPROC_MAX	4096	/* local ranks per node */
+
+struct plan;
+
+struct plan_opts {
+	/*
+	 * "none", "gpu", "numa", "cores", or NULL for the default: "gpu" when
+	 * every rank has a GPU, else "none".  See docs/placement.md.
+	 */
+	const char	*cpu_bind;
+	/*
+	 * torchrun's --numa-binding: "node", "socket", "exclusive",
+	 * "core-complex", or NULL.  Overrides cpu_bind when set.
+	 */
+	const char	*numa_binding;
+	/* "all" (NULL: default, CUDA_VISIBLE_DEVICES untouched) or "own". */
+	const char	*gpu_visibility;
+	/*
+	 * Memory policy of bound ranks, toward the NUMA node(s) of the rank's
+	 * cpuset: "preferred" (NULL: default; spills to other nodes when
+	 * full), "bind" (strict: allocations fail rather than spill), "none".
+	 */
+	const char	*mem_bind;
+};
+
+/* Validate the option values alone (for early usage errors): 0 or -1+err. */
+int	plan_opts_check(const struct plan_opts *, char *err, size_t errlen);
+
+/* Plan nproc local ranks; NULL with err set (bad options, no topology). */
+struct plan *plan_new(int nproc, const struct plan_opts *, char *err,
+	    size_t errlen);
+void	plan_free(struct plan *);
+
+/*
+ * In the child after fork, before exec: bind CPU and memory as planned.
+ * 0, or -1 with errno (the caller decides whether that is fatal; a plan
+ * with cpu-bind none does nothing).  May allocate: the parent is
+ * single-threaded when it forks.
+ */
+int	plan_apply_child(const struct plan *, int local_rank);
+
+/*
+ * Call setenv_cb(arg, name, value) for each variable rank local_rank gets:
+ * CGRUN_CPU_BIND, CGRUN_MEM_BIND, and when known CGRUN_GPU,
+ * CGRUN_GPU_BUS_ID, CGRUN_GPU_UUID, CGRUN_LOCAL_DEVICE, CGRUN_NUMA_NODE,
+ * CGRUN_CPUSET; CUDA_VISIBLE_DEVICES with gpu-visibility "own".
+ * Stops at and returns the first nonzero callback result; else 0.
+ */
+int	plan_env(const struct plan *, int local_rank,
+	    int (*setenv_cb)(void *arg, const char *name, const char *value),
+	    void *arg);
+
+/* One line per local rank (json=0) or one JSON document (json=1). */
+void	plan_print(const struct plan *, FILE *, int json);
+/* The same lines through log_info (the -v start-up log). */
+void	plan_log(const struct plan *);
+
+/* Number of ranks planned, and whether rank r has a GPU (-1: none). */
+int	plan_nproc(const struct plan *);
+int	plan_gpu(const struct plan *, int local_rank);
+/*
+ * How rank r's GPU is named in CUDA_VISIBLE_DEVICES for a worker that
+ * should see only it (--virtual-local-rank, gpu-visibility own): the
+ * agent's own CUDA_VISIBLE_DEVICES entry when set (index, GPU- or MIG-
+ * UUID), else its UUID (NVML), else its CUDA ordinal.  NULL: no GPU.
+ */
+const char *plan_gpu_token(const struct plan *, int local_rank);
+
+#endif /* CGRUN_PLAN_H */
