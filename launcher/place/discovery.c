@@ -58,8 +58,8 @@ discovery_forget(void)
 
 /* Topology and GPUs: the kept ones when still valid (ownership passes). */
 int
-discovery_take(hwloc_topology_t *topo, struct gpu_list **l, char *err,
-    size_t errlen)
+discovery_take(hwloc_topology_t *topo, struct gpu_list **l, int flags,
+    char *err, size_t errlen)
 {
 	char *key = discovery_key();
 
@@ -77,7 +77,7 @@ discovery_take(hwloc_topology_t *topo, struct gpu_list **l, char *err,
 	*l = NULL;
 	if ((*topo = topology_load(err, errlen)) == NULL)
 		return -1;
-	if ((*l = gpu_discover(*topo, err, errlen)) == NULL) {
+	if ((*l = gpu_discover(*topo, flags, err, errlen)) == NULL) {
 		hwloc_topology_destroy(*topo);
 		*topo = NULL;
 		return -1;

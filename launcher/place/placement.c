@@ -19,7 +19,7 @@ placement_gpu_count(char *err, size_t errlen)
 	struct gpu_list *l;
 	int n;
 
-	if (discovery_take(&topo, &l, err, errlen) == -1)
+	if (discovery_take(&topo, &l, 0, err, errlen) == -1)
 		return -1;
 	n = l->nvis;
 	discovery_keep(topo, l);

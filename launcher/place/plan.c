@@ -199,6 +199,17 @@ plan_without_gpus(struct plan *p, int mode, struct gpu_list **l, char *err,
 	return 0;
 }
 
+/*
+ * What GPU discovery may skip: a binding that needs no GPU locality
+ * (--cpu-bind=none, numa, cores) needs nothing that only NVML knows
+ * beyond what gpu_discover checks itself.
+ */
+static int
+plan_discovery_flags(int mode)
+{
+	return mode != -1 && !plan_modes[mode].needs_gpu ? GPU_NO_NVML : 0;
+}
+
 /* Build the plan. */
 struct plan *
 plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
@@ -222,7 +233,8 @@ plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
 	p->mem = mem;
 	p->mem_asked = o->mem_bind != NULL;
 	p->own = own;
-	if (discovery_take(&p->topo, &l, err, errlen) == -1 &&
+	if (discovery_take(&p->topo, &l, plan_discovery_flags(mode), err,
+	    errlen) == -1 &&
 	    plan_without_gpus(p, mode, &l, err, errlen) == -1)
 		goto fail;
 	p->ngpu = l->nvis;

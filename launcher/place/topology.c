@@ -18,19 +18,23 @@
  * Whether the topology needs I/O objects: always for a topology that is not
  * this machine's live one (HWLOC_XMLFILE fixtures and the like, or hwloc's
  * components chosen by the user), else only when sysfs shows an NVIDIA GPU
- * (or cannot be read).  hwloc's PCI discovery costs tens of ms; GPUs found
- * through NVML are in sysfs too.
+ * (or cannot be read) and CUDA_VISIBLE_DEVICES does not hide them all.
+ * hwloc's PCI discovery costs tens of ms; GPUs found through NVML are in
+ * sysfs too.
  */
 static int
 topology_need_io(void)
 {
 	static const char *const vars[] = { "HWLOC_XMLFILE", "HWLOC_SYNTHETIC",
 	    "HWLOC_FSROOT", "HWLOC_COMPONENTS", "HWLOC_THISSYSTEM" };
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
 	size_t i;
 
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if (getenv(vars[i]) != NULL)
 			return 1;
+	if (cvd != NULL && *cvd == '\0')
+		return 0;		/* CUDA shows no GPU: none to place near */
 	return gpu_sysfs_present("/sys/bus/pci/devices") != 0;
 }
 
