@@ -27,7 +27,10 @@
  * hwloc's GL/OpenCL/libxml2 plugins, and with PCI devices only when sysfs
  * shows an NVIDIA GPU or the topology is not the live machine's
  * (HWLOC_XMLFILE and friends); without such a GPU NVML is not tried unless
- * CGRUN_NVML_LIBRARY names a library.
+ * CGRUN_NVML_LIBRARY names a library.  NVML is not loaded either when the
+ * plan needs nothing only NVML knows: an empty CUDA_VISIBLE_DEVICES, or a
+ * binding without GPU locality for a numeric --nproc-per-node (gpu.h,
+ * GPU_NO_NVML).
  */
 #ifndef CGRUN_PLACEMENT_H
 #define CGRUN_PLACEMENT_H
