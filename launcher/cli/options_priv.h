@@ -8,7 +8,13 @@
 
 #include <stddef.h>
 
-#include "options.h"
+/*
+ * It uses options.h's types without including it, so that options.h and
+ * this header never include each other (tests/t_layers.sh).
+ */
+#ifndef CGRUN_OPTIONS_H
+#error "include options.h before options_priv.h"
+#endif
 
 /* Format a one-line error into err; returns OPTIONS_ERROR. */
 enum options_result options_error(char *err, size_t errlen,
