@@ -347,7 +347,7 @@ START_TEST(nvml_fake_default)
 
 	unsetenv("FAKE_NVML_GPUS");
 	unsetenv("FAKE_NVML_FAIL");
-	n = nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
+	n = gpu_nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
 	ck_assert_msg(n == 8, "n=%d err=%s", n, err);
 	ck_assert_str_eq(gi[0].busid, "0000:18:00.0");
 	ck_assert_str_eq(gi[7].busid, "0000:f5:00.0");
@@ -366,29 +366,29 @@ START_TEST(nvml_fake_machine)
 	setenv("FAKE_NVML_GPUS", "00000000:3B:00.0,GPU-slow,7.0,5120;"
 	    "00000000:5E:00.0,GPU-fast,9.0,16896,MIG-m1|MIG-m2;"
 	    "00000001:01:00.0,GPU-mid,8.0,6912", 1);
-	n = nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
+	n = gpu_nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
 	ck_assert_msg(n == 3, "n=%d err=%s", n, err);
 	ck_assert_str_eq(gi[1].busid, "0000:5e:00.0");
 	ck_assert_str_eq(gi[2].busid, "0001:01:00.0");
 	ck_assert_int_eq(gi[1].nmig, 2);
 	ck_assert_str_eq(gi[1].mig[1], "MIG-m2");
 	/* limited to max */
-	ck_assert_int_eq(nvml_scan(gpu_fake_nvml(), gi, 2, err, sizeof(err)), 2);
+	ck_assert_int_eq(gpu_nvml_scan(gpu_fake_nvml(), gi, 2, err, sizeof(err)), 2);
 }
 END_TEST
 
 START_TEST(nvml_fake_errors)
 {
 	setenv("FAKE_NVML_FAIL", "init", 1);
-	ck_assert_int_eq(nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err,
+	ck_assert_int_eq(gpu_nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err,
 	    sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "Driver Not Loaded"));
 	unsetenv("FAKE_NVML_FAIL");
-	ck_assert_int_eq(nvml_scan("/nonexistent/libnvidia-ml.so.1", gi,
+	ck_assert_int_eq(gpu_nvml_scan("/nonexistent/libnvidia-ml.so.1", gi,
 	    GPU_MAX, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "cannot load"));
 	/* a library without NVML's functions */
-	ck_assert_int_eq(nvml_scan("libm.so.6", gi, GPU_MAX, err,
+	ck_assert_int_eq(gpu_nvml_scan("libm.so.6", gi, GPU_MAX, err,
 	    sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "lacks"));
 }
@@ -405,7 +405,7 @@ START_TEST(discover_nvml_order_and_cvd)
 	unsetenv("CUDA_VISIBLE_DEVICES");
 	unsetenv("CUDA_DEVICE_ORDER");
 	/* default FASTEST_FIRST */
-	l = gpu_discover(NULL, err, sizeof(err));
+	l = gpu_discover(NULL, 0, err, sizeof(err));
 	ck_assert_msg(l != NULL, "%s", err);
 	ck_assert_str_eq(l->source, "nvml");
 	ck_assert_int_eq(l->nvis, 3);
@@ -416,7 +416,7 @@ START_TEST(discover_nvml_order_and_cvd)
 	/* PCI_BUS_ID, and indices refer to that order */
 	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
 	setenv("CUDA_VISIBLE_DEVICES", "2,0", 1);
-	l = gpu_discover(NULL, err, sizeof(err));
+	l = gpu_discover(NULL, 0, err, sizeof(err));
 	ck_assert_msg(l != NULL, "%s", err);
 	ck_assert_int_eq(l->nvis, 2);
 	ck_assert_str_eq(l->gpu[l->vis[0].phys].busid, "0001:01:00.0");
@@ -424,7 +424,7 @@ START_TEST(discover_nvml_order_and_cvd)
 	gpu_list_free(l);
 	/* MIG and UUID entries */
 	setenv("CUDA_VISIBLE_DEVICES", "MIG-m2,GPU-slow", 1);
-	l = gpu_discover(NULL, err, sizeof(err));
+	l = gpu_discover(NULL, 0, err, sizeof(err));
 	ck_assert_msg(l != NULL, "%s", err);
 	ck_assert_int_eq(l->nvis, 2);
 	ck_assert_str_eq(l->gpu[l->vis[0].phys].busid, "0000:5e:00.0");
@@ -433,7 +433,7 @@ START_TEST(discover_nvml_order_and_cvd)
 	gpu_list_free(l);
 	/* an explicit library that cannot be used is an error */
 	setenv("FAKE_NVML_FAIL", "init", 1);
-	ck_assert_ptr_null(gpu_discover(NULL, err, sizeof(err)));
+	ck_assert_ptr_null(gpu_discover(NULL, 0, err, sizeof(err)));
 	ck_assert_ptr_nonnull(strstr(err, "CGRUN_NVML_LIBRARY"));
 }
 END_TEST
@@ -451,7 +451,7 @@ START_TEST(discover_hwloc_fallback)
 	    gpu_fixture("xeon-2socket-3gpu-uneven")), 0);
 	hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_ALL);
 	ck_assert_int_eq(hwloc_topology_load(t), 0);
-	l = gpu_discover(t, err, sizeof(err));
+	l = gpu_discover(t, 0, err, sizeof(err));
 	ck_assert_msg(l != NULL, "%s", err);
 	ck_assert_str_eq(l->source, "hwloc");
 	ck_assert_int_eq(l->n, 3);
@@ -461,7 +461,7 @@ START_TEST(discover_hwloc_fallback)
 	gpu_list_free(l);
 	/* UUIDs cannot be resolved without NVML */
 	setenv("CUDA_VISIBLE_DEVICES", "GPU-1234", 1);
-	ck_assert_ptr_null(gpu_discover(t, err, sizeof(err)));
+	ck_assert_ptr_null(gpu_discover(t, 0, err, sizeof(err)));
 	ck_assert_ptr_nonnull(strstr(err, "UUID"));
 	hwloc_topology_destroy(t);
 }
@@ -508,6 +508,37 @@ START_TEST(sysfs_present)
 }
 END_TEST
 
+/*
+ * The driver's GPU list (/proc/driver/nvidia/gpus/<bus id>/) against the
+ * GPUs on the bus: the same set agrees, a container's subset or another
+ * GPU does not, no list at all agrees (no driver: NVML cannot answer).
+ */
+START_TEST(driver_agrees)
+{
+	char dir[] = "/tmp/test_gpu_driver.XXXXXX", cmd[PATH_MAX + 16];
+	int n;
+
+	setenv("FAKE_NVML_GPUS", "00000000:3B:00.0,GPU-a,8.0,6912;"
+	    "00000000:5E:00.0,GPU-b,8.0,6912", 1);
+	unsetenv("FAKE_NVML_FAIL");
+	n = gpu_nvml_scan(gpu_fake_nvml(), gi, GPU_MAX, err, sizeof(err));
+	ck_assert_int_eq(n, 2);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(gpu_driver_agrees(dir, gi, 0), 1);	/* none, none */
+	ck_assert_int_eq(gpu_driver_agrees(dir, gi, n), 0);
+	sysfs_put(dir, "0000:3b:00.0", "information", "Model: A100\n");
+	ck_assert_int_eq(gpu_driver_agrees(dir, gi, n), 0);	/* a subset */
+	sysfs_put(dir, "0000:5e:00.0", "information", "Model: A100\n");
+	ck_assert_int_eq(gpu_driver_agrees(dir, gi, n), 1);
+	sysfs_put(dir, "0000:af:00.0", "information", "Model: A100\n");
+	ck_assert_int_eq(gpu_driver_agrees(dir, gi, n), 0);	/* one more */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(gpu_driver_agrees(dir, gi, n), 1);	/* no driver */
+	unsetenv("FAKE_NVML_GPUS");
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -532,6 +563,7 @@ test_suite(void)
 	tcase_add_test(tc, discover_nvml_order_and_cvd);
 	tcase_add_test(tc, discover_hwloc_fallback);
 	tcase_add_test(tc, sysfs_present);
+	tcase_add_test(tc, driver_agrees);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -613,6 +613,113 @@ START_TEST(print_text_and_json)
 }
 END_TEST
 
+/* The plan's "gpu_source=..." as --dry-run prints it; true if it is src. */
+static int
+source_is(const struct plan *p, const char *src)
+{
+	char want[64], *text = printed(p, 0);
+	int yes;
+
+	snprintf(want, sizeof(want), " gpu_source=%s ", src);
+	yes = strstr(text, want) != NULL;
+	free(text);
+	return yes;
+}
+
+/* A copy of the g4dn fixture whose first GPU is another model (A100). */
+static void
+mixed_fixture(char *path, size_t len)
+{
+	FILE *in = fopen(gpu_fixture("g4dn-2socket-8gpu"), "r"), *out;
+	char line[4096], *at;
+	int done = 0, fd;
+
+	snprintf(path, len, "/tmp/cgrun-mixed-gpus.XXXXXX");
+	ck_assert_ptr_nonnull(in);
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	ck_assert_ptr_nonnull(out = fdopen(fd, "w"));
+	while (fgets(line, sizeof(line), in) != NULL) {
+		if (!done && (at = strstr(line, "[10de:1eb8]")) != NULL) {
+			memcpy(at, "[10de:20b0]", 11);
+			done = 1;
+		}
+		fputs(line, out);
+	}
+	fclose(in);
+	fclose(out);
+	ck_assert(done);
+}
+
+/*
+ * NVML (slow to start, megabytes of RSS) is loaded only when the plan
+ * needs what only it knows: not for a binding that needs no GPU locality
+ * with a numeric --nproc-per-node, nor for an empty CUDA_VISIBLE_DEVICES;
+ * yes for UUIDs in CUDA_VISIBLE_DEVICES, the default GPU binding,
+ * --nproc-per-node=gpu, and GPUs of several models (CUDA's fastest-first
+ * order).  The fake NVML counts its nvmlInit calls.
+ */
+START_TEST(nvml_only_when_needed)
+{
+	static const char *const lean[] = { "none", "cores", "numa" };
+	char log[] = "/tmp/cgrun-nvml-init.XXXXXX", e[256], mixed[64];
+	struct plan *p;
+	size_t i;
+	int fd = mkstemp(log);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	setenv("FAKE_NVML_INITLOG", log, 1);
+	setenv("CGRUN_NVML_LIBRARY", gpu_fake_nvml(), 1);
+	for (i = 0; i < sizeof(lean) / sizeof(lean[0]); i++) {
+		p = mkplan("g4dn-2socket-8gpu", 2, lean[i], NULL, NULL);
+		ck_assert_int_eq(count_lines(log), 0);
+		ck_assert(source_is(p, "hwloc"));
+		ck_assert_str_eq(env(p, 1, "CGRUN_GPU_BUS_ID"), g4_bus[1]);
+		plan_free(p);
+	}
+	p = mkplan("g4dn-2socket-8gpu", 2, NULL, "node", NULL);
+	ck_assert_int_eq(count_lines(log), 0);
+	plan_free(p);
+	/* an empty CUDA_VISIBLE_DEVICES: no GPU, nothing asked */
+	setenv("CUDA_VISIBLE_DEVICES", "", 1);
+	p = mkplan("g4dn-2socket-8gpu", 2, NULL, NULL, NULL);
+	ck_assert_int_eq(plan_gpu(p, 0), -1);
+	ck_assert(source_is(p, "none"));
+	plan_free(p);
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), -1);
+	ck_assert_int_eq(count_lines(log), 0);
+	/* a UUID only NVML can resolve */
+	setenv("CUDA_VISIBLE_DEVICES",
+	    "GPU-fake0000-0000-0000-0000-000000000003", 1);
+	p = mkplan("g4dn-2socket-8gpu", 1, "none", NULL, NULL);
+	ck_assert_int_eq(count_lines(log), 1);
+	ck_assert_str_eq(env(p, 0, "CGRUN_GPU_BUS_ID"), g4_bus[3]);
+	plan_free(p);
+	unsetenv("CUDA_VISIBLE_DEVICES");
+	/* the default binding; --nproc-per-node=gpu (then kept) */
+	p = mkplan("g4dn-2socket-8gpu", 2, NULL, NULL, NULL);
+	ck_assert_int_eq(count_lines(log), 2);
+	ck_assert(source_is(p, "nvml"));
+	plan_free(p);
+	ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 8);
+	p = mkplan("g4dn-2socket-8gpu", 8, "none", NULL, NULL);
+	ck_assert_int_eq(count_lines(log), 3);
+	plan_free(p);
+	/* two models: fastest-first order needs NVML, bus-id order not */
+	mixed_fixture(mixed, sizeof(mixed));
+	setenv("HWLOC_XMLFILE", mixed, 1);
+	p = mkplan(NULL, 2, "none", NULL, NULL);
+	ck_assert_int_eq(count_lines(log), 4);
+	plan_free(p);
+	setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+	p = mkplan(NULL, 2, "none", NULL, NULL);
+	ck_assert_int_eq(count_lines(log), 4);
+	plan_free(p);
+	unlink(mixed);
+	unlink(log);
+}
+END_TEST
+
 /* In a child: bind as rank r, return its affinity as a list. */
 static void
 child_affinity(const struct plan *p, int r, char *out, size_t len)
@@ -833,6 +940,7 @@ test_suite(void)
 	tcase_add_test(tc, visibility_own);
 	tcase_add_test(tc, nvml_order_places);
 	tcase_add_test(tc, discovery_once);
+	tcase_add_test(tc, nvml_only_when_needed);
 	tcase_add_test(tc, gpus_unknowable);
 	tcase_add_test(tc, bad_options);
 	tcase_add_test(tc, print_text_and_json);

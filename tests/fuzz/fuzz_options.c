@@ -1,8 +1,8 @@
 /*
  * fuzz_options.c: libFuzzer target for cgrun's command line and the
- * option values parsed later: options_parse() (launcher/options.c), the
- * site file and site defaults (launcher/site.c), --rdzv-conf and
- * --rdzv-endpoint (launcher/c10d.c).  Input: the site file's text, a NUL,
+ * option values parsed later: options_parse() (launcher/cli/options.c and
+ * options_check.c), the site file and site defaults (launcher/cli/site.c),
+ * --rdzv-conf and --rdzv-endpoint (launcher/c10d.c).  Input: the site file's text, a NUL,
  * then the arguments separated by NULs.  An error always says why.
  */
 #include <stdint.h>

@@ -266,3 +266,45 @@ put("fuzz_checkpoint", "torn", b"\0" + ckpt(3, b"0123456789")[:70])
 put("fuzz_checkpoint", "huge-length", b"\0" + ckpt(1, b"x", length=1 << 40))
 put("fuzz_checkpoint", "other-step", b"\4" + ckpt(9, b"abc"))
 put("fuzz_checkpoint", "fix-crcs", b"\3" + ckpt(2, b"payload", version=2))
+
+# ---- CUDA_VISIBLE_DEVICES, bus ids, placement options (GPUs, flags, room, text) ----
+def cvd(ngpu, flags, room, text):
+    return bytes([ngpu, flags, room - 1]) + text.encode()
+
+
+put("fuzz_gpu", "indices", cvd(8, 0, 9, "3,1, 0 ,7"))
+put("fuzz_gpu", "cut", cvd(4, 0, 9, "0,1,9,2"))
+put("fuzz_gpu", "twice", cvd(4, 0, 9, "2,2"))
+put("fuzz_gpu", "trailing-comma", cvd(4, 0, 9, "1,"))
+put("fuzz_gpu", "empty", cvd(4, 0, 9, ""))
+put("fuzz_gpu", "uuids", cvd(4, 1, 9, "GPU-1a,GPU-0b-7e57-0000,GPU-1"))
+put("fuzz_gpu", "uuid-ambiguous", cvd(4, 1, 9, "GPU-0"))
+put("fuzz_gpu", "uuid-unknown", cvd(4, 0, 9, "GPU-0a"))
+put("fuzz_gpu", "mig", cvd(4, 5, 9, "MIG-21,MIG-GPU-0a-7e57-0000/1/0"))
+put("fuzz_gpu", "small-room", cvd(8, 0, 2, "0,1,2"))
+put("fuzz_gpu", "busid", cvd(0, 0, 1, "00000000:18:00.0"))
+put("fuzz_gpu", "busid-short", cvd(0, 0, 1, "3b:1f.7"))
+put("fuzz_gpu", "nproc", cvd(0, 0, 1, "4096"))
+put("fuzz_gpu", "bind-mode", cvd(0, 0, 1, "core-complex"))
+
+# ---- templates (output room - 1, template) ----
+put("fuzz_template", "prefix", b"\xff[${role_name}${local_rank}]:")
+put("fuzz_template", "args", b"\xff--out=/tmp/r$local_rank/${rank}.log")
+put("fuzz_template", "dollars", b"\xff$$rank $${rank} $ ${ ${rank $unknown $d $empty$")
+put("fuzz_template", "cut", b"\x04[rank${rank}]: $group_rank")
+
+# ---- auth token files (mode/role byte, token length LE16, token, snonce NUL cnonce NUL proof) ----
+def auth(mode_role, token, sn=b"", cn=b"", got=b""):
+    return bytes([mode_role]) + len(token).to_bytes(2, "little") + token + sn + b"\0" + cn + b"\0" + got
+
+
+N1 = b"0123456789abcdef" * 4
+N2 = b"fedcba9876543210" * 4
+put("fuzz_auth", "token", auth(0, b"0123456789abcdef0123456789abcdef\n", N1, N2, b"00" * 32))
+put("fuzz_auth", "server-role", auth(0x81, b"a-token-of-enough-bytes \r\n", N2, N1, N1))
+put("fuzz_auth", "group-readable", auth(2, b"0123456789abcdef0123456789abcdef", N1, N2))
+put("fuzz_auth", "world-readable", auth(3, b"0123456789abcdef0123456789abcdef"))
+put("fuzz_auth", "short", auth(0, b"short token\n\n"))
+put("fuzz_auth", "long", auth(0, b"x" * 1025))
+put("fuzz_auth", "max", auth(1, b"y" * 1024, N1, N1))
+put("fuzz_auth", "bad-nonce", auth(0, b"0123456789abcdef0123456789abcdef", N1.upper(), N2))

@@ -1,36 +1,18 @@
 /*
- * placement.h: where each local rank runs.  GPU discovery (gpu.c: NVML
- * loaded with dlopen, else hwloc's PCI devices; CUDA_VISIBLE_DEVICES and
- * CUDA_DEVICE_ORDER honoured) and the per-rank plan (placement.c): the
- * rank's GPU and PCI bus id, its cpuset (local to the GPU, split without
- * overlap among ranks that share it), its NUMA node(s); the binding done in
- * the child before exec; the CGRUN_* variables workers get.
- *
- * Use from the launcher:
- *
- *   n = placement_nproc("gpu", err, sizeof(err));   // --nproc-per-node
- *   p = plan_new(n, &opts, err, sizeof(err));        // NULL: err says why
- *   if (dry_run) { plan_print(p, stdout, json); exit(0); }
- *   plan_log(p);                                     // -v start-up log
- *   for each local rank r:
- *     plan_env(p, r, cb, arg);      // parent, when building r's environment
- *     fork(); in the child: plan_apply_child(p, r); exec
- *   plan_free(p);
- *
- * The topology is the real machine, or the hwloc XML file named by
- * HWLOC_XMLFILE (tests); the NVML library is libnvidia-ml.so.1, or
- * CGRUN_NVML_LIBRARY (tests: a fake), or none with CGRUN_NVML_LIBRARY=none.
- * Cost: the topology is loaded once per agent (never per restart), without
- * hwloc's GL/OpenCL/libxml2 plugins, and with PCI devices only when sysfs
- * shows an NVIDIA GPU or the topology is not the live machine's
- * (HWLOC_XMLFILE and friends); without such a GPU NVML is not tried unless
- * CGRUN_NVML_LIBRARY names a library.
+ * plan.h: the per-rank placement plan (plan.c): each local rank's GPU and
+ * PCI bus id, its cpuset (local to the GPU, split without overlap among
+ * ranks that share it; plan_cpus.c), its NUMA node(s); the binding done
+ * in the child before exec (plan_apply.c); the CGRUN_* variables workers
+ * get; the plan shown by --dry-run and -v (plan_print.c).  Usage: see
+ * placement.h.
  */
-#ifndef CGRUN_PLACEMENT_H
-#define CGRUN_PLACEMENT_H
+#ifndef CGRUN_PLAN_H
+#define CGRUN_PLAN_H
 
 #include <stddef.h>
 #include <stdio.h>
+
+#define PLAN_NPROC_MAX	4096	/* local ranks per node */
 
 struct plan;
 
@@ -54,20 +36,6 @@ struct plan_opts {
 	 */
 	const char	*mem_bind;
 };
-
-/*
- * Number of GPUs the workers will see (CUDA_VISIBLE_DEVICES applied): 0
- * when none, -1 with err set on error (e.g. a malformed
- * CUDA_VISIBLE_DEVICES).
- */
-int	placement_gpu_count(char *err, size_t errlen);
-
-/*
- * Resolve --nproc-per-node: a positive number, "gpu" (GPU count; -1 with
- * "no GPU found ..." in err when there is none), "cpu" (online CPUs),
- * "auto" (GPUs if any, else CPUs).  -1 with err set on a bad value.
- */
-int	placement_nproc(const char *spec, char *err, size_t errlen);
 
 /* Validate the option values alone (for early usage errors): 0 or -1+err. */
 int	plan_opts_check(const struct plan_opts *, char *err, size_t errlen);
@@ -112,4 +80,4 @@ int	plan_gpu(const struct plan *, int local_rank);
  */
 const char *plan_gpu_token(const struct plan *, int local_rank);
 
-#endif
+#endif /* CGRUN_PLAN_H */

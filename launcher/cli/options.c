@@ -6,7 +6,8 @@
  * the first non-option argument is the script and everything after it goes
  * to the workers verbatim; an option that was not given takes its value from
  * PET_<NAME> in the environment when the table says so (booleans as
- * integers, like torchrun's bool(int(...))).
+ * integers, like torchrun's bool(int(...))).  What was read is checked
+ * last, in options_check.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "options_priv.h"
 
 enum opt_kind {
 	K_FLAG,		/* int set to 1 */
@@ -145,8 +147,8 @@ static const struct {
 };
 
 /* Format a one-line error into err; returns OPTIONS_ERROR. */
-static enum options_result
-opt_error(char *err, size_t errlen, const char *fmt, ...)
+enum options_result
+options_error(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -189,8 +191,8 @@ options_signame(int sig)
 }
 
 /* Parse a whole string as an int within [min, max]; 0 or -1. */
-static int
-parse_int(const char *s, long min, long max, int *out)
+int
+options_parse_int(const char *s, long min, long max, int *out)
 {
 	char *end;
 	long v;
@@ -204,8 +206,8 @@ parse_int(const char *s, long min, long max, int *out)
 }
 
 /* Parse a whole string as a finite double; 0 or -1. */
-static int
-parse_double(const char *s, double *out)
+int
+options_parse_double(const char *s, double *out)
 {
 	char *end;
 	double v;
@@ -223,7 +225,7 @@ parse_double(const char *s, double *out)
  * "lr:v,lr:v".  Contract: 0 on success, -1 on any malformed part.
  */
 static int
-parse_std(const char *s, struct options_std *std)
+options_parse_std(const char *s, struct options_std *std)
 {
 	const char *p = s;
 	char *end;
@@ -265,9 +267,10 @@ opt_set(struct cgrun_options *o, const struct opt_def *d, const char *val,
 	switch (d->kind) {
 	case K_FLAG:
 		if (val != NULL) {
-			if (parse_int(val, INT_MIN, INT_MAX, &iv) == -1)
-				return opt_error(err, errlen, "%s: expected an "
-				    "integer, got \"%s\"", from, val);
+			if (options_parse_int(val, INT_MIN, INT_MAX, &iv) == -1)
+				return options_error(err, errlen, "%s: "
+				    "expected an integer, got \"%s\"", from,
+				    val);
 			*(int *)(base + d->off) = iv != 0;
 		} else
 			*(int *)(base + d->off) = 1;
@@ -277,26 +280,29 @@ opt_set(struct cgrun_options *o, const struct opt_def *d, const char *val,
 		return OPTIONS_OK;
 	case K_STR:
 		if (strlen(val) >= OPTIONS_STR_MAX)
-			return opt_error(err, errlen, "%s: value too long", from);
+			return options_error(err, errlen,
+			    "%s: value too long", from);
 		free(*(char **)(base + d->off));
 		if ((*(char **)(base + d->off) = strdup(val)) == NULL)
-			return opt_error(err, errlen, "out of memory");
+			return options_error(err, errlen, "out of memory");
 		return OPTIONS_OK;
 	case K_INT:
-		if (parse_int(val, INT_MIN, INT_MAX, (int *)(base + d->off)) == -1)
-			return opt_error(err, errlen, "%s: expected an integer, "
-			    "got \"%s\"", from, val);
+		if (options_parse_int(val, INT_MIN, INT_MAX,
+		    (int *)(base + d->off)) == -1)
+			return options_error(err, errlen,
+			    "%s: expected an integer, got \"%s\"", from, val);
 		if (d->off == F(master_port))
 			o->explicit_master_port = 1;
 		return OPTIONS_OK;
 	case K_DOUBLE:
-		if (parse_double(val, (double *)(base + d->off)) == -1)
-			return opt_error(err, errlen, "%s: expected a number, "
-			    "got \"%s\"", from, val);
+		if (options_parse_double(val, (double *)(base + d->off)) == -1)
+			return options_error(err, errlen,
+			    "%s: expected a number, got \"%s\"", from, val);
 		return OPTIONS_OK;
 	case K_STD:
-		if (parse_std(val, (struct options_std *)(base + d->off)) == -1)
-			return opt_error(err, errlen, "%s: expected 0-3 or "
+		if (options_parse_std(val,
+		    (struct options_std *)(base + d->off)) == -1)
+			return options_error(err, errlen, "%s: expected 0-3 or "
 			    "LOCAL_RANK:0-3,..., got \"%s\"", from, val);
 		return OPTIONS_OK;
 	default:
@@ -326,8 +332,8 @@ opt_find_long(const char *arg, char *err, size_t errlen)
 
 	n = strcspn(arg, "=");
 	if (n == 0 || n >= sizeof(name)) {
-		opt_error(err, errlen, "unknown option --%.*s", (int)(n > 60 ?
-		    60 : n), arg);
+		options_error(err, errlen, "unknown option --%.*s",
+		    (int)(n > 60 ? 60 : n), arg);
 		return NULL;
 	}
 	for (i = 0; i < n; i++)
@@ -343,7 +349,7 @@ opt_find_long(const char *arg, char *err, size_t errlen)
 	}
 	if (nhits == 1)
 		return hit;
-	opt_error(err, errlen, "%s option --%s", nhits > 1 ? "ambiguous" :
+	options_error(err, errlen, "%s option --%s", nhits > 1 ? "ambiguous" :
 	    "unknown", name);
 	return NULL;
 }
@@ -357,7 +363,7 @@ opt_find_short(char c, char *err, size_t errlen)
 	for (i = 0; i < NOPTS; i++)
 		if (opt_table[i].shortopt == c)
 			return &opt_table[i];
-	opt_error(err, errlen, "unknown option -%c", c);
+	options_error(err, errlen, "unknown option -%c", c);
 	return NULL;
 }
 
@@ -394,10 +400,11 @@ opt_long(struct cgrun_options *o, int argc, char **argv, int *i,
 		else if (*i + 1 < argc)
 			val = argv[++*i];
 		else
-			return opt_error(err, errlen, "--%s needs a value",
+			return options_error(err, errlen, "--%s needs a value",
 			    d->name);
 	} else if (eq != NULL)
-		return opt_error(err, errlen, "--%s takes no value", d->name);
+		return options_error(err, errlen,
+		    "--%s takes no value", d->name);
 	return opt_apply(o, d, val, given, err, errlen);
 }
 
@@ -424,7 +431,8 @@ opt_short(struct cgrun_options *o, int argc, char **argv, int *i,
 		else if (*i + 1 < argc)
 			val = argv[++*i];
 		else
-			return opt_error(err, errlen, "-%c needs a value", *p);
+			return options_error(err, errlen,
+			    "-%c needs a value", *p);
 		return opt_apply(o, d, val, given, err, errlen);
 	}
 	return OPTIONS_OK;
@@ -453,217 +461,6 @@ opt_env_fallbacks(struct cgrun_options *o, const unsigned char *given,
 		    OPTIONS_OK)
 			return r;
 	}
-	return OPTIONS_OK;
-}
-
-/* Parse --nnodes "N" or "MIN:MAX" with 0 < MIN <= MAX. */
-static enum options_result
-check_nnodes(struct cgrun_options *o, char *err, size_t errlen)
-{
-	char buf[64], *colon;
-
-	o->nnodes_min = o->nnodes_max = 1;
-	if (o->nnodes == NULL)
-		return OPTIONS_OK;
-	if (strlen(o->nnodes) >= sizeof(buf))
-		goto bad;
-	strcpy(buf, o->nnodes);
-	if ((colon = strchr(buf, ':')) != NULL) {
-		*colon = '\0';
-		if (parse_int(buf, 1, 1 << 20, &o->nnodes_min) == -1 ||
-		    parse_int(colon + 1, 1, 1 << 20, &o->nnodes_max) == -1)
-			goto bad;
-	} else {
-		if (parse_int(buf, 1, 1 << 20, &o->nnodes_min) == -1)
-			goto bad;
-		o->nnodes_max = o->nnodes_min;
-	}
-	if (o->nnodes_min <= o->nnodes_max)
-		return OPTIONS_OK;
-bad:
-	return opt_error(err, errlen, "--nnodes: expected N or MIN:MAX with "
-	    "0 < MIN <= MAX, got \"%s\"", o->nnodes);
-}
-
-/* --nproc-per-node: a positive number, cpu, gpu or auto. */
-static enum options_result
-check_nproc(struct cgrun_options *o, char *err, size_t errlen)
-{
-	int n;
-
-	if (o->nproc_per_node == NULL && (o->nproc_per_node = strdup("1")) ==
-	    NULL)
-		return opt_error(err, errlen, "out of memory");
-	if (strcmp(o->nproc_per_node, "cpu") == 0 ||
-	    strcmp(o->nproc_per_node, "gpu") == 0 ||
-	    strcmp(o->nproc_per_node, "auto") == 0 ||
-	    parse_int(o->nproc_per_node, 1, OPTIONS_MAX_LOCAL, &n) == 0)
-		return OPTIONS_OK;
-	return opt_error(err, errlen, "--nproc-per-node: expected a number "
-	    "from 1 to %d, cpu, gpu or auto, got \"%s\"", OPTIONS_MAX_LOCAL,
-	    o->nproc_per_node);
-}
-
-/* --local-ranks-filter: a comma list of local ranks. */
-static enum options_result
-check_filter(struct cgrun_options *o, char *err, size_t errlen)
-{
-	const char *p = o->local_ranks_filter;
-	char *end;
-	long v;
-
-	if (p == NULL)
-		return OPTIONS_OK;
-	if (*p == '\0') {	/* torchrun: "" means no filter */
-		free(o->local_ranks_filter);
-		o->local_ranks_filter = NULL;
-		return OPTIONS_OK;
-	}
-	for (;;) {
-		v = strtol(p, &end, 10);
-		if (end == p || v < 0 || v >= OPTIONS_MAX_LOCAL ||
-		    (*end != ',' && *end != '\0'))
-			return opt_error(err, errlen, "--local-ranks-filter: "
-			    "expected local ranks like 0,2, got \"%s\"",
-			    o->local_ranks_filter);
-		if (*end == '\0')
-			return OPTIONS_OK;
-		p = end + 1;
-	}
-}
-
-/* --signals-to-handle: a comma list of signal names. */
-static enum options_result
-check_signals(struct cgrun_options *o, char *err, size_t errlen)
-{
-	static const int defaults[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT,
-	    SIGUSR1, SIGUSR2, 0 };
-	char buf[512], *tok, *save = NULL;
-	int n = 0, sig;
-
-	if (o->signals_to_handle == NULL) {
-		memcpy(o->signals, defaults, sizeof(defaults));
-		return OPTIONS_OK;
-	}
-	if (strlen(o->signals_to_handle) >= sizeof(buf))
-		return opt_error(err, errlen, "--signals-to-handle: too long");
-	strcpy(buf, o->signals_to_handle);
-	for (tok = strtok_r(buf, ", ", &save); tok != NULL;
-	    tok = strtok_r(NULL, ", ", &save)) {
-		sig = options_signum(tok);
-		if (sig == -1 || sig == SIGKILL || sig == SIGSTOP ||
-		    sig == SIGCHLD)
-			return opt_error(err, errlen, "--signals-to-handle: "
-			    "cannot handle signal \"%s\"", tok);
-		if (n == (int)(sizeof(o->signals) / sizeof(o->signals[0])) - 1)
-			return opt_error(err, errlen, "--signals-to-handle: "
-			    "too many signals");
-		o->signals[n++] = sig;
-	}
-	o->signals[n] = 0;
-	return OPTIONS_OK;
-}
-
-/* --rdzv-conf: k=v pairs, comma separated, no empty key or value. */
-static enum options_result
-check_rdzv_conf(struct cgrun_options *o, char *err, size_t errlen)
-{
-	const char *p = o->rdzv_conf, *eq, *comma;
-
-	if (p == NULL || *p == '\0')
-		return OPTIONS_OK;
-	for (;;) {
-		comma = strchr(p, ',');
-		if (comma == NULL)
-			comma = p + strlen(p);
-		eq = memchr(p, '=', (size_t)(comma - p));
-		if (eq == NULL || eq == p || eq + 1 == comma)
-			return opt_error(err, errlen, "--rdzv-conf: expected "
-			    "key=value,..., got \"%.*s\"", (int)(comma - p), p);
-		if (*comma == '\0')
-			return OPTIONS_OK;
-		p = comma + 1;
-	}
-}
-
-/* One-of check for an enumerated string option. */
-static enum options_result
-check_oneof(const char *val, const char *name, const char *const *allowed,
-    char *err, size_t errlen)
-{
-	size_t i;
-
-	if (val == NULL)
-		return OPTIONS_OK;
-	for (i = 0; allowed[i] != NULL; i++)
-		if (strcmp(val, allowed[i]) == 0)
-			return OPTIONS_OK;
-	return opt_error(err, errlen, "--%s: unknown value \"%s\"", name, val);
-}
-
-/* Numeric ranges of the remaining options. */
-static enum options_result
-check_numbers(struct cgrun_options *o, char *err, size_t errlen)
-{
-	const char *env;
-
-	if (o->max_restarts < 0)
-		return opt_error(err, errlen, "--max-restarts: must be >= 0");
-	if (!(o->monitor_interval > 0))
-		return opt_error(err, errlen, "--monitor-interval: must be > 0");
-	if (o->node_rank < 0)
-		return opt_error(err, errlen, "--node-rank: must be >= 0");
-	if (o->explicit_master_port &&
-	    (o->master_port < 0 || o->master_port > 65535))
-		return opt_error(err, errlen, "--master-port: must be 0-65535");
-	if (isnan(o->shutdown_timeout) &&
-	    (env = getenv("TORCH_ELASTIC_SHUTDOWN_TIMEOUT")) != NULL &&
-	    parse_double(env, &o->shutdown_timeout) == -1)
-		return opt_error(err, errlen, "TORCH_ELASTIC_SHUTDOWN_TIMEOUT: "
-		    "expected a number, got \"%s\"", env);
-	if (isnan(o->shutdown_timeout))
-		o->shutdown_timeout = 30;
-	if (o->shutdown_timeout < 0 || o->shutdown_timeout > 1e7)
-		return opt_error(err, errlen, "--shutdown-timeout: must be "
-		    ">= 0 seconds");
-	return OPTIONS_OK;
-}
-
-/* Validate values and combinations once everything is parsed. */
-static enum options_result
-opt_finish(struct cgrun_options *o, char *err, size_t errlen)
-{
-	static const char *const methods[] = { "spawn", "fork", "forkserver",
-	    NULL };
-	static const char *const vis[] = { "all", "own", NULL };
-	static const char *const backends[] = { "static", "c10d", NULL };
-	enum options_result r;
-
-	if ((r = check_nnodes(o, err, errlen)) != OPTIONS_OK ||
-	    (r = check_nproc(o, err, errlen)) != OPTIONS_OK ||
-	    (r = check_filter(o, err, errlen)) != OPTIONS_OK ||
-	    (r = check_signals(o, err, errlen)) != OPTIONS_OK ||
-	    (r = check_rdzv_conf(o, err, errlen)) != OPTIONS_OK ||
-	    (r = check_numbers(o, err, errlen)) != OPTIONS_OK ||
-	    (r = check_oneof(o->start_method, "start-method", methods, err,
-	    errlen)) != OPTIONS_OK ||
-	    (r = check_oneof(o->gpu_visibility, "gpu-visibility", vis, err,
-	    errlen)) != OPTIONS_OK ||
-	    (r = check_oneof(o->rdzv_backend, "rdzv-backend", backends, err,
-	    errlen)) != OPTIONS_OK)
-		return r;
-	if (o->module && o->no_python && !o->run_path)
-		return opt_error(err, errlen, "--module and --no-python cannot "
-		    "be used together");
-	if (o->run_path)
-		o->no_python = 0;
-	if (o->json && !o->dry_run)
-		return opt_error(err, errlen, "--json needs --dry-run");
-	if (o->role != NULL && o->role[0] == '\0')
-		return opt_error(err, errlen, "--role: must not be empty");
-	if (o->script == NULL && !o->dry_run)
-		return opt_error(err, errlen, "missing the training script "
-		    "(or program) to run");
 	return OPTIONS_OK;
 }
 
@@ -715,7 +512,7 @@ options_parse(struct cgrun_options *o, int argc, char **argv, char *err,
 	}
 	if ((r = opt_env_fallbacks(o, given, err, errlen)) != OPTIONS_OK)
 		return r;
-	return opt_finish(o, err, errlen);
+	return options_check(o, err, errlen);
 }
 
 /* Free the strings options_parse() duplicated. */

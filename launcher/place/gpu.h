@@ -1,8 +1,8 @@
 /*
  * gpu.h: which GPUs a worker will see, in the order CUDA numbers them.
  *
- * Discovery asks NVML (nvml.c: libnvidia-ml.so.1 loaded with dlopen, never
- * linked), else hwloc's PCI devices (vendor 0x10de, class display/3D).  The
+ * Discovery asks NVML (nvml_dl.c: libnvidia-ml.so.1 loaded with dlopen,
+ * never linked), else hwloc's PCI devices (vendor 0x10de, class display/3D).  The
  * physical list is put in CUDA's order (CUDA_DEVICE_ORDER=PCI_BUS_ID: bus
  * id; default FASTEST_FIRST: compute capability then core count, highest
  * first, ties in bus-id order), then CUDA_VISIBLE_DEVICES selects and
@@ -29,6 +29,7 @@ struct gpu_info {
 	unsigned	domain, bus, dev, func;
 	int		cc_major, cc_minor;	/* compute capability; -1: unknown */
 	int		cores;			/* CUDA cores; -1: unknown */
+	unsigned	model;			/* PCI device id (hwloc); 0: unknown */
 	int		nmig;
 	char		mig[GPU_MIG_MAX][GPU_UUID_MAX];
 };
@@ -78,18 +79,37 @@ int	gpu_hwloc_scan(hwloc_topology_t, struct gpu_info *out, int max);
 int	gpu_sysfs_present(const char *root);
 
 /*
- * NVML: fill out[] from the library at path (dlopen).  Returns the count,
- * or -1 with err set when the library cannot be loaded or initialised.
+ * Whether the driver's GPU list (root, normally "/proc/driver/nvidia/gpus":
+ * a directory per bus id) names exactly the n GPUs given; 1 when there is
+ * no such list.
  */
-int	nvml_scan(const char *path, struct gpu_info *out, int max,
+int	gpu_driver_agrees(const char *root, const struct gpu_info *, int n);
+
+/*
+ * NVML: fill out[] from the library at path (nvml_dl.c).  Returns the
+ * count, or -1 with err set when the library cannot be loaded or
+ * initialised or reports a malformed PCI bus id.
+ */
+int	gpu_nvml_scan(const char *path, struct gpu_info *out, int max,
 	    char *err, size_t errlen);
+
+/*
+ * gpu_discover's flags.  GPU_NO_NVML: the caller needs no more than hwloc
+ * knows (bus ids and locality: no GPU binding), so NVML is loaded only
+ * where hwloc cannot answer: CUDA_VISIBLE_DEVICES names UUIDs, GPUs of
+ * different models that CUDA's fastest-first order could reorder, or the
+ * driver lists other GPUs than the PCI bus (a container given some GPUs).
+ */
+#define GPU_NO_NVML	0x1
 
 /*
  * Everything above: NVML (CGRUN_NVML_LIBRARY, default libnvidia-ml.so.1;
  * "none" skips it) else hwloc (topo may be NULL: no fallback), CUDA order,
- * CUDA_VISIBLE_DEVICES.  NULL with err set on error.
+ * CUDA_VISIBLE_DEVICES.  An empty CUDA_VISIBLE_DEVICES means no GPU and
+ * nothing is asked (source "none").  NULL with err set on error.
  */
-struct gpu_list *gpu_discover(hwloc_topology_t, char *err, size_t errlen);
+struct gpu_list *gpu_discover(hwloc_topology_t, int flags, char *err,
+	    size_t errlen);
 void	gpu_list_free(struct gpu_list *);
 
 #endif

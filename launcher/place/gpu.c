@@ -14,6 +14,7 @@
 
 #include "gpu.h"
 #include "log.h"
+#include "nvml_dl.h"
 
 #define NVIDIA_VENDOR	0x10de
 #define PCI_CLASS_DISPLAY 0x03	/* 0300 VGA, 0302 3D controller, 0380 other */
@@ -359,6 +360,7 @@ gpu_hwloc_scan(hwloc_topology_t topo, struct gpu_info *out, int max)
 		g->dev = o->attr->pcidev.dev;
 		g->func = o->attr->pcidev.func;
 		g->cc_major = g->cc_minor = g->cores = -1;
+		g->model = o->attr->pcidev.device_id;
 		snprintf(g->busid, sizeof(g->busid), "%04x:%02x:%02x.%x",
 		    g->domain, g->bus, g->dev, g->func);
 		gpu_hwloc_uuid(o, g->uuid, sizeof(g->uuid));
@@ -414,6 +416,55 @@ gpu_sysfs_present(const char *root)
 	return found;
 }
 
+/* A GPU remembers everything NVML reports about it. */
+_Static_assert(GPU_UUID_MAX >= NVML_DL_UUID_MAX &&
+    GPU_MIG_MAX >= NVML_DL_MIG_MAX, "gpu_info too small for NVML's fields");
+
+/* Where gpu_nvml_scan's callback writes: the array and its fill. */
+struct gpu_fill {
+	struct gpu_info	*out;
+	int		 n;
+};
+
+/* nvml_dl_scan's callback: one NVML device into the next gpu_info. */
+static int
+gpu_from_nvml(void *arg, const struct nvml_dl_gpu *d, char *err,
+    size_t errlen)
+{
+	struct gpu_fill *f = arg;
+	struct gpu_info *g = &f->out[f->n];
+	int k;
+
+	memset(g, 0, sizeof(*g));
+	if (gpu_busid_parse(d->busid, &g->domain, &g->bus, &g->dev,
+	    &g->func) == -1) {
+		snprintf(err, errlen, "NVML device %u: bad PCI bus id",
+		    d->index);
+		return -1;
+	}
+	snprintf(g->busid, sizeof(g->busid), "%04x:%02x:%02x.%x", g->domain,
+	    g->bus, g->dev, g->func);
+	snprintf(g->uuid, sizeof(g->uuid), "%s", d->uuid);
+	g->cc_major = d->cc_major;
+	g->cc_minor = d->cc_minor;
+	g->cores = d->cores;
+	for (k = 0; k < d->nmig; k++)
+		snprintf(g->mig[k], sizeof(g->mig[k]), "%s", d->mig[k]);
+	g->nmig = d->nmig;
+	f->n++;
+	return 0;
+}
+
+/* Fill out[] with the GPUs NVML (loaded from path) lists; count or -1. */
+int
+gpu_nvml_scan(const char *path, struct gpu_info *out, int max, char *err,
+    size_t errlen)
+{
+	struct gpu_fill f = { out, 0 };
+
+	return nvml_dl_scan(path, max, gpu_from_nvml, &f, err, errlen);
+}
+
 /*
  * Physical GPUs from NVML (unless sysfs shows no NVIDIA GPU), else hwloc;
  * sets l->source.  Count or -1.
@@ -435,7 +486,7 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 		lib = "none";
 	}
 	if (lib == NULL || *lib == '\0' || strcmp(lib, "none") != 0) {
-		n = nvml_scan(lib != NULL && *lib != '\0' ? lib :
+		n = gpu_nvml_scan(lib != NULL && *lib != '\0' ? lib :
 		    "libnvidia-ml.so.1", l->gpu, GPU_MAX, why, sizeof(why));
 		if (n >= 0) {
 			l->source = "nvml";
@@ -451,11 +502,111 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 	return topo != NULL ? gpu_hwloc_scan(topo, l->gpu, GPU_MAX) : 0;
 }
 
+/* Whether an entry of CUDA_VISIBLE_DEVICES names a GPU or MIG by UUID. */
+static int
+gpu_cvd_names_uuid(const char *cvd)
+{
+	const char *p;
+
+	for (p = cvd; p != NULL && *p != '\0'; p += strcspn(p, ",")) {
+		p += strspn(p, ", \t\n\v\f\r");
+		if (strncasecmp(p, "GPU-", 4) == 0 ||
+		    strncasecmp(p, "MIG-", 4) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether the GPUs are of more than one model (PCI device id). */
+static int
+gpu_models_differ(const struct gpu_info *g, int n)
+{
+	int i;
+
+	for (i = 1; i < n; i++)
+		if (g[i].model != g[0].model)
+			return 1;
+	return 0;
+}
+
+/* Whether GPU g is the one at bus id domain:bus:dev.func. */
+static int
+gpu_at(const struct gpu_info *g, unsigned domain, unsigned bus,
+    unsigned dev, unsigned func)
+{
+	return g->domain == domain && g->bus == bus && g->dev == dev &&
+	    g->func == func;
+}
+
+/*
+ * Whether the driver's list of GPUs (root: "/proc/driver/nvidia/gpus",
+ * one directory per bus id, trimmed by the NVIDIA container runtime to the
+ * container's GPUs) names exactly g[0..n).  No list (no driver loaded:
+ * NVML could not answer either) counts as agreement.
+ */
+int
+gpu_driver_agrees(const char *root, const struct gpu_info *g, int n)
+{
+	unsigned domain, bus, dev, func;
+	struct dirent *e;
+	int i, seen = 0, matched = 0;
+	DIR *d;
+
+	if ((d = opendir(root)) == NULL)
+		return 1;
+	while ((e = readdir(d)) != NULL) {
+		if (gpu_busid_parse(e->d_name, &domain, &bus, &dev,
+		    &func) == -1)
+			continue;
+		seen++;
+		for (i = 0; i < n; i++)
+			if (gpu_at(&g[i], domain, bus, dev, func)) {
+				matched++;
+				break;
+			}
+	}
+	closedir(d);
+	return seen == n && matched == n;
+}
+
+/*
+ * The physical GPUs from hwloc alone, for a caller that needs no NVML
+ * (GPU_NO_NVML): 0, or -1 when only NVML can answer: a UUID in
+ * CUDA_VISIBLE_DEVICES, models that fastest-first order could reorder, or
+ * a driver that shows this process other GPUs than the PCI bus has.
+ */
+static int
+gpu_scan_lean(struct gpu_list *l, hwloc_topology_t topo, const char *cvd,
+    int fastest_first)
+{
+	const char *why = NULL;
+
+	if (gpu_cvd_names_uuid(cvd))
+		why = "CUDA_VISIBLE_DEVICES names a UUID";
+	else if ((l->n = topo != NULL ? gpu_hwloc_scan(topo, l->gpu,
+	    GPU_MAX) : 0) > 1 && fastest_first &&
+	    gpu_models_differ(l->gpu, l->n))
+		why = "GPUs of different models in fastest-first order";
+	else if (topo != NULL && hwloc_topology_is_thissystem(topo) &&
+	    !gpu_driver_agrees("/proc/driver/nvidia/gpus", l->gpu, l->n))
+		why = "the driver lists other GPUs than the PCI bus";
+	if (why != NULL) {
+		log_debug("gpu discovery nvml=needed reason=\"%s\"", why);
+		return -1;
+	}
+	log_debug("gpu discovery nvml=skipped reason=\"no GPU binding: "
+	    "hwloc is enough\"");
+	l->source = "hwloc";
+	return 0;
+}
+
 /* Discover, order and select the GPUs workers will see. */
 struct gpu_list *
-gpu_discover(hwloc_topology_t topo, char *err, size_t errlen)
+gpu_discover(hwloc_topology_t topo, int flags, char *err, size_t errlen)
 {
 	const char *order = getenv("CUDA_DEVICE_ORDER");
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	int fastest = order == NULL || strcmp(order, "PCI_BUS_ID") != 0;
 	struct gpu_list *l;
 	char warn[256];
 
@@ -466,14 +617,21 @@ gpu_discover(hwloc_topology_t topo, char *err, size_t errlen)
 		gpu_list_free(l);
 		return NULL;
 	}
-	if ((l->n = gpu_scan(l, topo, err, errlen)) == -1) {
+	if (cvd != NULL && *cvd == '\0') {	/* CUDA shows no GPU at all */
+		log_debug("gpu discovery nvml=skipped "
+		    "reason=\"CUDA_VISIBLE_DEVICES is empty\"");
+		l->source = "none";
+		return l;
+	}
+	if ((!(flags & GPU_NO_NVML) ||
+	    gpu_scan_lean(l, topo, cvd, fastest) == -1) &&
+	    (l->n = gpu_scan(l, topo, err, errlen)) == -1) {
 		gpu_list_free(l);
 		return NULL;
 	}
-	gpu_order(l->gpu, l->n, order == NULL ||
-	    strcmp(order, "PCI_BUS_ID") != 0);
-	l->nvis = gpu_visible_parse(getenv("CUDA_VISIBLE_DEVICES"), l->gpu,
-	    l->n, l->vis, GPU_MAX, warn, sizeof(warn), err, errlen);
+	gpu_order(l->gpu, l->n, fastest);
+	l->nvis = gpu_visible_parse(cvd, l->gpu, l->n, l->vis, GPU_MAX, warn,
+	    sizeof(warn), err, errlen);
 	if (l->nvis == -1) {
 		gpu_list_free(l);
 		return NULL;

@@ -1,7 +1,8 @@
 /*
  * options.h: cgrun's command line.  Every torchrun option (dash and
  * underscore spellings, unique prefixes as argparse allows, PET_* environment
- * fallbacks) plus cgrun's own, parsed through one table in options.c.
+ * fallbacks) plus cgrun's own, parsed through one table in options.c,
+ * values and combinations checked in options_check.c.
  *
  * options_parse() never exits or prints: it fills the struct, or returns
  * OPTIONS_ERROR with a one-line message naming the bad option or value.

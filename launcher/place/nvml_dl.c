@@ -1,6 +1,6 @@
 /*
- * nvml.c: GPU discovery through NVML, loaded at run time with dlopen so
- * that cgrun never links CUDA.  Only a few functions are used; their
+ * nvml_dl.c: GPU enumeration through NVML, loaded at run time with dlopen
+ * so that cgrun never links CUDA (nvml_dl.h).  Only a few functions are used; their
  * types are declared here (NVML's ABI is stable; the versioned _v2/_v3
  * symbols are the ones nvml.h maps its names to).  Tests load a fake
  * library through the same code (CGRUN_NVML_LIBRARY).
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "nvml_dl.h"
 
 typedef int nvml_ret;
 typedef struct nvml_dev *nvml_dev;
@@ -105,7 +105,7 @@ nvml_err(const struct nvml *m, nvml_ret r)
 
 /* Record the UUIDs of a GPU's MIG devices, when MIG is enabled. */
 static void
-nvml_migs(const struct nvml *m, nvml_dev d, struct gpu_info *g)
+nvml_migs(const struct nvml *m, nvml_dev d, struct nvml_dl_gpu *g)
 {
 	unsigned cur = 0, pend = 0, max = 0, i;
 	nvml_dev md;
@@ -116,17 +116,17 @@ nvml_migs(const struct nvml *m, nvml_dev d, struct gpu_info *g)
 	if (m->mig_mode(d, &cur, &pend) != NVML_OK ||
 	    cur != NVML_FEATURE_ENABLED || m->mig_max(d, &max) != NVML_OK)
 		return;
-	for (i = 0; i < max && g->nmig < GPU_MIG_MAX; i++) {
+	for (i = 0; i < max && g->nmig < NVML_DL_MIG_MAX; i++) {
 		if (m->mig_handle(d, i, &md) != NVML_OK)
 			continue;
-		if (m->uuid(md, g->mig[g->nmig], GPU_UUID_MAX) == NVML_OK)
-			g->mig[g->nmig++][GPU_UUID_MAX - 1] = '\0';
+		if (m->uuid(md, g->mig[g->nmig], NVML_DL_UUID_MAX) == NVML_OK)
+			g->mig[g->nmig++][NVML_DL_UUID_MAX - 1] = '\0';
 	}
 }
 
-/* Fill one gpu_info from device i; 0, or -1 with err set. */
+/* Read device i into g; 0, or -1 with err set. */
 static int
-nvml_device(const struct nvml *m, unsigned i, struct gpu_info *g,
+nvml_device(const struct nvml *m, unsigned i, struct nvml_dl_gpu *g,
     char *err, size_t errlen)
 {
 	struct nvml_pci pci;
@@ -135,20 +135,15 @@ nvml_device(const struct nvml *m, unsigned i, struct gpu_info *g,
 	unsigned cores;
 
 	memset(g, 0, sizeof(*g));
+	g->index = i;
 	g->cc_major = g->cc_minor = g->cores = -1;
 	if ((r = m->handle(i, &d)) != NVML_OK ||
 	    (r = m->pci(d, &pci)) != NVML_OK) {
 		snprintf(err, errlen, "NVML device %u: %s", i, nvml_err(m, r));
 		return -1;
 	}
-	pci.busId[sizeof(pci.busId) - 1] = '\0';
-	if (gpu_busid_parse(pci.busId, &g->domain, &g->bus, &g->dev,
-	    &g->func) == -1) {
-		snprintf(err, errlen, "NVML device %u: bad PCI bus id", i);
-		return -1;
-	}
-	snprintf(g->busid, sizeof(g->busid), "%04x:%02x:%02x.%x", g->domain,
-	    g->bus, g->dev, g->func);
+	memcpy(g->busid, pci.busId, sizeof(g->busid));
+	g->busid[sizeof(g->busid) - 1] = '\0';
 	if (m->uuid != NULL && m->uuid(d, g->uuid, sizeof(g->uuid)) != NVML_OK)
 		g->uuid[0] = '\0';
 	g->uuid[sizeof(g->uuid) - 1] = '\0';
@@ -160,11 +155,13 @@ nvml_device(const struct nvml *m, unsigned i, struct gpu_info *g,
 	return 0;
 }
 
-/* Enumerate the GPUs of an initialised NVML; count or -1. */
+/* Report the devices of an initialised NVML to each; count or -1. */
 static int
-nvml_enumerate(const struct nvml *m, struct gpu_info *out, int max,
-    char *err, size_t errlen)
+nvml_enumerate(const struct nvml *m, int max,
+    int (*each)(void *, const struct nvml_dl_gpu *, char *, size_t),
+    void *arg, char *err, size_t errlen)
 {
+	struct nvml_dl_gpu g;
 	unsigned n, i;
 	nvml_ret r;
 
@@ -175,15 +172,17 @@ nvml_enumerate(const struct nvml *m, struct gpu_info *out, int max,
 	if (n > (unsigned)max)
 		n = (unsigned)max;
 	for (i = 0; i < n; i++)
-		if (nvml_device(m, i, &out[i], err, errlen) == -1)
+		if (nvml_device(m, i, &g, err, errlen) == -1 ||
+		    each(arg, &g, err, errlen) == -1)
 			return -1;
 	return (int)n;
 }
 
-/* Load NVML from path and list its GPUs (NVML index order = bus order). */
+/* Load NVML from path and report its GPUs (NVML index order = bus order). */
 int
-nvml_scan(const char *path, struct gpu_info *out, int max, char *err,
-    size_t errlen)
+nvml_dl_scan(const char *path, int max,
+    int (*each)(void *, const struct nvml_dl_gpu *, char *, size_t),
+    void *arg, char *err, size_t errlen)
 {
 	struct nvml m;
 	nvml_ret r;
@@ -203,7 +202,7 @@ nvml_scan(const char *path, struct gpu_info *out, int max, char *err,
 		dlclose(m.dl);
 		return -1;
 	}
-	n = nvml_enumerate(&m, out, max, err, errlen);
+	n = nvml_enumerate(&m, max, each, arg, err, errlen);
 	m.shutdown();
 	dlclose(m.dl);
 	return n;

@@ -1,0 +1,122 @@
+/*
+ * topology.c: the machine's hwloc topology (or HWLOC_XMLFILE's), loaded
+ * as cheaply as cgrun can: without hwloc's GL/OpenCL/libxml2 plugins and
+ * GPU backends, and with PCI devices only when there may be GPUs to place
+ * ranks near.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "gpu.h"
+#include "log.h"
+#include "topology.h"
+
+/*
+ * Whether the topology needs I/O objects: always for a topology that is not
+ * this machine's live one (HWLOC_XMLFILE fixtures and the like, or hwloc's
+ * components chosen by the user), else only when sysfs shows an NVIDIA GPU
+ * (or cannot be read) and CUDA_VISIBLE_DEVICES does not hide them all.
+ * hwloc's PCI discovery costs tens of ms; GPUs found through NVML are in
+ * sysfs too.
+ */
+static int
+topology_need_io(void)
+{
+	static const char *const vars[] = { "HWLOC_XMLFILE", "HWLOC_SYNTHETIC",
+	    "HWLOC_FSROOT", "HWLOC_COMPONENTS", "HWLOC_THISSYSTEM" };
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (getenv(vars[i]) != NULL)
+			return 1;
+	if (cvd != NULL && *cvd == '\0')
+		return 0;		/* CUDA shows no GPU: none to place near */
+	return gpu_sysfs_present("/sys/bus/pci/devices") != 0;
+}
+
+/*
+ * hwloc_topology_init() dlopens every hwloc plugin (hwloc_gl pulls in X11,
+ * hwloc_opencl the OpenCL loader, hwloc_xml_libxml libxml2 and ICU: ~3 MB
+ * of RSS and ~4 ms), before hwloc_topology_set_components() can refuse
+ * them; only HWLOC_PLUGINS_BLACKLIST, read at that moment, keeps them out.
+ * Set it (added to the user's) around the init, then restore the user's.
+ */
+static int
+topology_init(hwloc_topology_t *topo, int io)
+{
+	const char *user = getenv("HWLOC_PLUGINS_BLACKLIST");
+	char *saved = user != NULL ? strdup(user) : NULL, *v = NULL;
+	int rc;
+
+	if (asprintf(&v, "%s%shwloc_gl,hwloc_opencl,hwloc_xml_libxml%s",
+	    user != NULL ? user : "", user != NULL && *user != '\0' ? "," : "",
+	    io ? "" : ",hwloc_pci") == -1)
+		v = NULL;
+	if (v != NULL)
+		setenv("HWLOC_PLUGINS_BLACKLIST", v, 1);
+	rc = hwloc_topology_init(topo);
+	if (saved != NULL)
+		setenv("HWLOC_PLUGINS_BLACKLIST", saved, 1);
+	else
+		unsetenv("HWLOC_PLUGINS_BLACKLIST");
+	free(saved);
+	free(v);
+	return rc;
+}
+
+/* Refuse hwloc components cgrun never needs (built in or already loaded). */
+static void
+topology_components(hwloc_topology_t topo, int io)
+{
+	static const char *const always[] = { "gl", "opencl", "xml_libxml",
+	    "cuda", "nvml", "rsmi", "levelzero" };
+	static const char *const noio[] = { "pci", "linuxio" };
+	size_t i;
+
+	for (i = 0; i < sizeof(always) / sizeof(always[0]); i++)
+		hwloc_topology_set_components(topo,
+		    HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, always[i]);
+	for (i = 0; !io && i < sizeof(noio) / sizeof(noio[0]); i++)
+		hwloc_topology_set_components(topo,
+		    HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, noio[i]);
+}
+
+/*
+ * Load the machine's topology (or HWLOC_XMLFILE's), with its PCI devices
+ * when there may be GPUs to place ranks near (topology_need_io).
+ */
+hwloc_topology_t
+topology_load(char *err, size_t errlen)
+{
+	hwloc_topology_t topo;
+	int io = topology_need_io();
+
+	if (topology_init(&topo, io) == -1) {
+		snprintf(err, errlen, "hwloc_topology_init: %s",
+		    strerror(errno));
+		return NULL;
+	}
+	if (getenv("HWLOC_COMPONENTS") == NULL)
+		topology_components(topo, io);
+	/* I/O is dropped by default; keep every PCI function so that the
+	 * vendor/class test, not hwloc's idea of "important", picks GPUs. */
+	if (io) {
+		hwloc_topology_set_io_types_filter(topo,
+		    HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+		hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE,
+		    HWLOC_TYPE_FILTER_KEEP_ALL);
+	}
+	log_debug("placement topology io=%d", io);
+	if (hwloc_topology_load(topo) == -1) {
+		snprintf(err, errlen, "cannot load the hardware topology%s: %s",
+		    getenv("HWLOC_XMLFILE") != NULL ? " (HWLOC_XMLFILE)" : "",
+		    strerror(errno));
+		hwloc_topology_destroy(topo);
+		return NULL;
+	}
+	return topo;
+}

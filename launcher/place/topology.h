@@ -1,0 +1,18 @@
+/*
+ * topology.h: load the hardware topology for placement (topology.c).
+ */
+#ifndef CGRUN_TOPOLOGY_H
+#define CGRUN_TOPOLOGY_H
+
+#include <stddef.h>
+
+#include <hwloc.h>
+
+/*
+ * The machine's topology, or the one HWLOC_XMLFILE names (tests), with
+ * PCI devices kept when sysfs shows an NVIDIA GPU or the topology is not
+ * the live machine's.  NULL with err set when it cannot be loaded.
+ */
+hwloc_topology_t topology_load(char *err, size_t errlen);
+
+#endif /* CGRUN_TOPOLOGY_H */

@@ -1,0 +1,84 @@
+/*
+ * fuzz_template.c: libFuzzer target for launcher/cli/template.c, the
+ * string.Template expansion of the user's text: worker arguments
+ * (${local_rank}) and the console line prefix
+ * (TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE or the option: $rank,
+ * $local_rank, $role_name, $group_rank).  Input: one byte for the
+ * output room (1..256 bytes), then the template.
+ *
+ * Checked beyond crashes and UB: with room enough the result is its
+ * length and NUL-terminated; with less room the result is -1 exactly when
+ * the full expansion does not fit, and what was written is its prefix;
+ * text without '$' comes out unchanged; expansion never adds a '$'
+ * (values hold at most as many as the placeholders they replace).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "template.h"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+/* Variables like the agent's, one empty and one holding a '$'. */
+static const struct template_var ft_vars[] = {
+	{ "local_rank", "3" }, { "rank", "12" }, { "role_name", "trainer" },
+	{ "group_rank", "1" }, { "empty", "" }, { "d", "$d" },
+};
+#define FT_NVARS	(sizeof(ft_vars) / sizeof(ft_vars[0]))
+
+/* Abort (a finding) unless cond holds. */
+static void
+ft_assert(int cond)
+{
+	if (!cond)
+		abort();
+}
+
+/* Count of c in s. */
+static size_t
+ft_count(const char *s, char c)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		n += *s == c;
+	return n;
+}
+
+/* libFuzzer entry: one template and one output size. */
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *tmpl, *full, *cut;
+	size_t room, fullroom;
+	int n, m;
+
+	if (size < 1)
+		return 0;
+	room = 1 + data[0];
+	if ((tmpl = malloc(size)) == NULL)
+		abort();
+	memcpy(tmpl, data + 1, size - 1);
+	tmpl[size - 1] = '\0';
+	/* every value is shorter than its "$name" but "$d" -> "$d" */
+	fullroom = strlen(tmpl) + 1;
+	if ((full = malloc(fullroom)) == NULL || (cut = malloc(room)) == NULL)
+		abort();
+	n = template_expand(tmpl, ft_vars, FT_NVARS, full, fullroom);
+	ft_assert(n >= 0 && (size_t)n == strlen(full));
+	if (strchr(tmpl, '$') == NULL)
+		ft_assert(strcmp(full, tmpl) == 0);
+	ft_assert(ft_count(full, '$') <= ft_count(tmpl, '$'));
+	m = template_expand(tmpl, ft_vars, FT_NVARS, cut, room);
+	ft_assert(strlen(cut) < room);
+	if ((size_t)n < room)
+		ft_assert(m == n && strcmp(cut, full) == 0);
+	else
+		ft_assert(m == -1 && strlen(cut) == room - 1 &&
+		    memcmp(cut, full, room - 1) == 0);
+	free(tmpl);
+	free(full);
+	free(cut);
+	return 0;
+}
