@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "rdzv.h"
 #include "rdzv_impl.h"
 
 /* How often waiting nodes hear about progress, at most. */

@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "rdzv.h"
 #include "rdzv_impl.h"
 
 static const char *const nstate_names[] = { "NEW", "WAIT", "SPARE", "ACTIVE",

@@ -13,6 +13,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "rdzv.h"
 #include "rdzv_impl.h"
 
 /* A new engine on base. */

@@ -34,7 +34,11 @@
 #include <event2/event.h>
 
 #include "auth.h"
-#include "rdzv.h"
+
+/* rdzv.h first (not included here, so the two never include each other). */
+#ifndef CGRUN_RDZV_H
+#error "include rdzv.h before rdzv_impl.h"
+#endif
 
 /* Buckets of a job's node identity hash (resuming nodes are found in O(1)). */
 #define NODE_BUCKETS		1024

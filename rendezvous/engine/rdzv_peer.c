@@ -17,6 +17,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "rdzv.h"
 #include "rdzv_impl.h"
 
 static const char *const peer_state_names[PEER__COUNT] = {

@@ -14,6 +14,7 @@
 
 #include "acl.h"
 #include "log.h"
+#include "store.h"
 #include "store_impl.h"
 
 /* Defaults of the limits (see docs/store.md). */

@@ -20,6 +20,7 @@
 #include "acl.h"
 #include "log.h"
 #include "sock.h"
+#include "store.h"
 #include "store_impl.h"
 
 static const char *const store_cstate_names[STORE_C__COUNT] = {

@@ -35,8 +35,12 @@
 #include <event2/event_struct.h>
 
 #include "kv.h"
-#include "store.h"
 #include "wire.h"
+
+/* store.h first (not included here, so the two never include each other). */
+#ifndef CGRUN_STORE_H
+#error "include store.h before store_impl.h"
+#endif
 
 #define STORE_RBUF		(64 * 1024)	/* bytes read per recv() */
 #define STORE_PEER_LEN		64		/* "addr:port" of a peer */

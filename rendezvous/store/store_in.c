@@ -18,6 +18,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "store.h"
 #include "store_impl.h"
 
 /* Hand native bytes to the rendezvous engine. */

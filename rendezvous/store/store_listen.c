@@ -25,6 +25,7 @@
 
 #include "log.h"
 #include "sock.h"
+#include "store.h"
 #include "store_impl.h"
 
 #define STORE_BACKLOG		65535		/* clamped by somaxconn */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "store.h"
 #include "store_impl.h"
 
 /* Log-escaped key of a request, for error lines. */

@@ -17,6 +17,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "store.h"
 #include "store_impl.h"
 
 #define STORE_IOV		64		/* iovecs per sendmsg() */
