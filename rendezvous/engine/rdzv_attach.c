@@ -2,7 +2,7 @@
  * rdzv_attach.c: serves the rendezvous engine on a store's native
  * connections (those starting with WIRE_NATIVE_MAGIC): frames in through
  * rdzv_peer_input(), replies encoded and written out.  Kept apart from
- * rdzv.c so the engine links without the store.
+ * the engine's other files so the engine links without the store.
  */
 #include <sys/types.h>
 

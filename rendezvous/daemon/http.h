@@ -59,7 +59,4 @@ int	http_add_rdzv(struct http *, struct rdzv *);
 void	http_metric_head(struct evbuffer *, const char *name,
 	    const char *type, const char *help);
 
-/* Escape a label value for the Prometheus text format into dst. */
-const char *http_label_escape(char *dst, size_t dstlen, const char *src);
-
 #endif /* CGRUN_HTTP_H */

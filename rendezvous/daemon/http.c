@@ -54,25 +54,6 @@ http_metric_value(struct evbuffer *out, const char *name, const char *type,
 	evbuffer_add_printf(out, "%s %llu\n", name, value);
 }
 
-/* Escape a label value (backslash, quote, newline) into dst. */
-const char *
-http_label_escape(char *dst, size_t dstlen, const char *src)
-{
-	size_t o = 0;
-
-	if (dstlen == 0)
-		return dst;
-	for (; *src != '\0' && o + 2 < dstlen; src++) {
-		if (*src == '\\' || *src == '"' || *src == '\n') {
-			dst[o++] = '\\';
-			dst[o++] = *src == '\n' ? 'n' : *src;
-		} else
-			dst[o++] = *src;
-	}
-	dst[o] = '\0';
-	return dst;
-}
-
 /* The daemon's own lines: build info, start time, HTTP requests. */
 static void
 http_self_metrics(struct http *h, struct evbuffer *out)
