@@ -1,16 +1,23 @@
 /*
  * fuzz_hostlist.c: libFuzzer target for Slurm's list formats
- * (launcher/slurm/hostlist.c, tasks_per_node.c).  The first byte picks a
- * host index and a buffer size; the rest is a node list (and, after a NUL,
- * a tasks-per-node value).  Checked beyond crashes: count, nth and the
+ * (launcher/slurm/hostlist.c, tasks_per_node.c) and the step reading that
+ * uses them (launcher/slurm/slurm.c).  The first byte picks a host index
+ * and a buffer size; the rest is a node list (and, after a NUL, a
+ * tasks-per-node value).  Checked beyond crashes: count, nth and the
  * iterator agree on every answer (OK or ERROR, and each host's name); a
- * name fits HOSTLIST_NAME_MAX; an error always says why.
+ * name fits HOSTLIST_NAME_MAX; an error always says why.  With the pick
+ * byte's top bit set, the two are also a step's SLURM_STEP_NODELIST and
+ * SLURM_STEP_TASKS_PER_NODE for slurm_read(): it answers a usage error with
+ * a reason, or an endpoint and the run id "7.1".
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hostlist.h"
+#include "log.h"
+#include "slurm.h"
 #include "tasks_per_node.h"
 
 #define FH_WALK_MAX	256	/* hosts compared with nth per input */
@@ -73,12 +80,52 @@ fh_list(const char *s, size_t len, uint8_t pick)
 	fh_walk(s, len, count, ok);
 }
 
+/* Drop log lines (slurm_read warns about values it does not use). */
+static void
+fh_sink(int level, const char *line, void *arg)
+{
+	(void)level;
+	(void)line;
+	(void)arg;
+}
+
+/* A step of job 7 whose node list and task counts are the input. */
+static void
+fh_step(const char *list, size_t len, const char *tpn, size_t tpnlen,
+    uint8_t pick)
+{
+	static char l[HOSTLIST_INPUT_MAX + 2], t[HOSTLIST_INPUT_MAX + 2];
+	struct slurm_info si;
+	char err[512] = "", id[4];
+
+	if (len > HOSTLIST_INPUT_MAX + 1 || tpnlen > HOSTLIST_INPUT_MAX + 1)
+		return;
+	memcpy(l, list, len);
+	l[len] = '\0';
+	memcpy(t, tpn, tpnlen);
+	t[tpnlen] = '\0';
+	log_set_sink(fh_sink, NULL);
+	setenv("SLURM_JOB_ID", "7", 1);
+	setenv("SLURM_STEP_ID", "1", 1);
+	setenv("SLURM_STEP_NODELIST", l, 1);
+	setenv("SLURM_STEP_TASKS_PER_NODE", t, 1);
+	snprintf(id, sizeof(id), "%d", pick & 3);
+	setenv("SLURM_NODEID", id, 1);
+	if (slurm_read(&si, err, sizeof(err)) == -1) {
+		fh_assert(err[0] != '\0');
+		return;
+	}
+	fh_assert(si.in_step && strcmp(si.run_id, "7.1") == 0);
+	fh_assert(si.endpoint[0] != '\0' && si.nnodes >= 1 &&
+	    si.node_id < si.nnodes && si.tasks_here <= 1);
+}
+
 /* libFuzzer entry: pick byte, node list, NUL, tasks-per-node value. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const char *s = (const char *)data + 1, *nul;
-	size_t len;
+	const char *s = (const char *)data + 1, *nul, *tpn = "";
+	size_t len, tpnlen = 0;
 	char err[128] = "";
 	int tasks;
 
@@ -92,8 +139,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    tasks <= TASKS_PER_NODE_TASKS_MAX);
 		else
 			fh_assert(err[0] != '\0');
+		tpn = nul + 1;
+		tpnlen = len - (size_t)(nul - s) - 1;
 		len = (size_t)(nul - s);
 	}
 	fh_list(s, len, data[0]);
+	if (data[0] & 0x80)
+		fh_step(s, len, tpn, tpnlen, data[0]);
 	return 0;
 }

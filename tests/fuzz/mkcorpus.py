@@ -231,3 +231,5 @@ for name, text in HOSTLISTS.items():
     put("fuzz_hostlist", name, b"\x05" + text.encode())
 put("fuzz_hostlist", "tasks", b"\x03n[1-4]\x002(x3),1")
 put("fuzz_hostlist", "tasks-bad", b"\x01n1\x002(x")
+put("fuzz_hostlist", "step", b"\x81n[01-04]\x001(x4)")
+put("fuzz_hostlist", "step-2tasks", b"\x82gpu-[1-2]-ib\x002(x2)")
