@@ -286,10 +286,11 @@ worker_reaped(struct worker *w, int status)
 	report_describe(how, sizeof(how), status);
 	log_info("worker exited rank=%d local_rank=%d pid=%d %s", w->rank,
 	    w->lr, (int)w->pid, how);
-	worker_enter(w, WORKER_EXITED);
-	worker_check_gone(w);
-	if (w->state == WORKER_GONE)
+	if (output_eof(w->out) && output_eof(w->err)) {
+		worker_enter(w, WORKER_GONE);
 		return;
+	}
+	worker_enter(w, WORKER_EXITED);
 	w->drain = evtimer_new(w->job->base, worker_drain_cb, w);
 	if (w->drain != NULL)
 		evtimer_add(w->drain, &tv);
