@@ -38,8 +38,6 @@
  * too), waits --shutdown-timeout (E_GRACE), sends SIGKILL, and gives up on
  * workers still not gone AGENT_KILL_WAIT_SECS later (E_KILLWAIT).
  */
-#include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,13 +159,6 @@ agent_exit(struct agent *a, int status)
 	agent_enter(a, S_EXIT);
 }
 
-/* The attempt's failures (root cause first) and their count. */
-static const struct report_failure *
-agent_failures(const struct agent *a, int *n)
-{
-	return attempt_failures(a->at, n);
-}
-
 /* Next loop turn: dispatch E_SUCCEEDED/E_GONE if every worker is gone. */
 static void
 agent_kick_cb(evutil_socket_t fd, short what, void *arg)
@@ -177,7 +168,7 @@ agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (!attempt_all_gone(a->at))
 		return;
-	agent_failures(a, &n);
+	attempt_failures(a->at, &n);
 	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
 }
 
@@ -414,10 +405,10 @@ act_stop_bkfail_signalled(struct agent *a)
 static void
 act_exit_bkfail(struct agent *a)
 {
-	const struct report_failure *f = NULL;
+	const struct report_failure *f;
 	int n;
 
-	f = agent_failures(a, &n);
+	f = attempt_failures(a->at, &n);
 	agent_exit(a, a->bk_status >= 0 ? a->bk_status : (n > 0 ?
 	    report_exit_status(&f[0]) : CGRUN_EXIT_INTERNAL));
 }
@@ -795,7 +786,7 @@ agent_report(struct agent *a)
 	r.host = a->host;
 	r.restarts = a->round.restart_count;
 	r.max_restarts = a->o->max_restarts;
-	r.f = agent_failures(a, &r.n);
+	r.f = attempt_failures(a->at, &r.n);
 	report_print(stderr, &r);
 	if (ef != NULL && *ef != '\0' &&
 	    report_copy_error_file(&r.f[0], ef) == 0)
@@ -817,7 +808,7 @@ agent_finish(struct agent *a)
 		    a->exit_status);
 		return;
 	}
-	agent_failures(a, &n);
+	attempt_failures(a->at, &n);
 	if (a->bk_status >= 0 || n == 0) {
 		log_warnx("job failed: %s", a->why);
 		return;
