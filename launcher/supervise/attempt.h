@@ -36,7 +36,7 @@ struct attempt_conf {
 	void	*arg;
 };
 
-/* Start every worker of the round; NULL only when out of memory. */
+/* A new attempt of nproc NEW workers; NULL when out of memory. */
 struct attempt *attempt_new(const struct attempt_conf *);
 /*
  * Start the workers; -1 with err set when one could not start (the ones
