@@ -10,7 +10,8 @@
  * Cases: success; a failure with no restart left; failures that restart;
  * a backend restart while workers run; a backend failure while they run;
  * SIGTERM while they run; workers ignoring TERM (grace, then KILL); a
- * worker gone only once its pipes hit EOF; every table cell filled.
+ * worker gone only once its pipes hit EOF, or at the drain timeout when a
+ * grandchild in another session holds them; every table cell filled.
  */
 #include <check.h>
 #include <signal.h>
@@ -408,6 +409,23 @@ START_TEST(pipes_held)
 }
 END_TEST
 
+/*
+ * A grandchild in another session holds the pipe after the worker exited:
+ * the worker is gone once the drain timeout (2 s) closes it, not later.
+ * (The worker waits 0.3 s so the grandchild has left its process group
+ * before the TERM sent to leftovers.)
+ */
+START_TEST(drain_timeout)
+{
+	const char *args[] = { "cgrun", "--nproc-per-node=1", "--no-python",
+		"sh", "-c", "setsid sleep 6 & sleep 0.3; echo x", NULL };
+	double secs;
+
+	ck_assert_int_eq(run_agent(args, &secs), CGRUN_EXIT_OK);
+	ck_assert_msg(secs >= 1.5 && secs < 5, "took %.1fs", secs);
+}
+END_TEST
+
 /* The agent's suite. */
 Suite *
 test_suite(void)
@@ -426,6 +444,7 @@ test_suite(void)
 	tcase_add_test(tc, signal_running);
 	tcase_add_test(tc, grace_kill);
 	tcase_add_test(tc, pipes_held);
+	tcase_add_test(tc, drain_timeout);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -179,7 +179,7 @@ attempt_all_reaped(const struct attempt *at)
 	int i;
 
 	for (i = 0; i < at->nw; i++)
-		if (worker_state(at->w[i]) == WORKER_RUNNING)
+		if (worker_unreaped(at->w[i]))
 			return 0;
 	return 1;
 }
@@ -192,8 +192,7 @@ attempt_reaped(struct attempt *at, pid_t pid, int status)
 	int i;
 
 	for (i = 0; at != NULL && i < at->nw && w == NULL; i++)
-		if (worker_pid(at->w[i]) == pid &&
-		    worker_state(at->w[i]) == WORKER_RUNNING)
+		if (worker_pid(at->w[i]) == pid && worker_unreaped(at->w[i]))
 			w = at->w[i];
 	if (w == NULL)
 		return 0;

@@ -42,7 +42,7 @@ struct worker {
 };
 
 static const char *const worker_state_names[] = { "new", "running",
-	"exited", "gone" };
+	"exited", "gone", "abandoned" };
 
 /* The name of a state, for logs. */
 const char *
@@ -51,14 +51,20 @@ worker_state_name(enum worker_state s)
 	return worker_state_names[s];
 }
 
-/* The one place a worker's state changes; entering GONE tells the owner. */
+/*
+ * The one place a worker's state changes.  Entering GONE (or ABANDONED)
+ * tells the owner; GONE after ABANDONED does not: it was counted already.
+ */
 static void
 worker_enter(struct worker *w, enum worker_state s)
 {
+	enum worker_state old = w->state;
+
 	log_debug("worker state rank=%d %s -> %s", w->rank,
-	    worker_state_names[w->state], worker_state_names[s]);
+	    worker_state_names[old], worker_state_names[s]);
 	w->state = s;
-	if (s == WORKER_GONE && w->job->on_gone != NULL)
+	if (((s == WORKER_GONE && old != WORKER_ABANDONED) ||
+	    s == WORKER_ABANDONED) && w->job->on_gone != NULL)
 		w->job->on_gone(w->job->arg);
 }
 
@@ -84,7 +90,7 @@ worker_free(struct worker *w)
 {
 	if (w == NULL)
 		return;
-	if (w->state == WORKER_RUNNING && w->pid > 0)
+	if (worker_unreaped(w) && w->pid > 0)
 		killpg(w->pid, SIGKILL);
 	output_free(w->out);
 	output_free(w->err);
@@ -286,7 +292,8 @@ worker_reaped(struct worker *w, int status)
 	report_describe(how, sizeof(how), status);
 	log_info("worker exited rank=%d local_rank=%d pid=%d %s", w->rank,
 	    w->lr, (int)w->pid, how);
-	if (output_eof(w->out) && output_eof(w->err)) {
+	if (w->state == WORKER_ABANDONED ||
+	    (output_eof(w->out) && output_eof(w->err))) {
 		worker_enter(w, WORKER_GONE);
 		return;
 	}
@@ -300,14 +307,15 @@ worker_reaped(struct worker *w, int status)
 void
 worker_abandon(struct worker *w, int kill_wait_secs)
 {
-	if (w->state == WORKER_GONE)
+	if (w->state == WORKER_GONE || w->state == WORKER_ABANDONED)
 		return;
 	log_warnx("worker not gone %ds after KILL rank=%d pid=%d "
 	    "reaped=%d; not waiting for it", kill_wait_secs, w->rank,
 	    (int)w->pid, w->state == WORKER_EXITED);
 	output_drain(w->out);
 	output_drain(w->err);
-	worker_enter(w, WORKER_GONE);
+	worker_enter(w, w->state == WORKER_EXITED ? WORKER_GONE :
+	    WORKER_ABANDONED);
 }
 
 /* A worker that will never start is GONE. */
@@ -331,6 +339,13 @@ enum worker_state
 worker_state(const struct worker *w)
 {
 	return w->state;
+}
+
+/* Started and not reaped yet. */
+int
+worker_unreaped(const struct worker *w)
+{
+	return w->state == WORKER_RUNNING || w->state == WORKER_ABANDONED;
 }
 
 /* The worker's pid (its process group), or 0 before it started. */

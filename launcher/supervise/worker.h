@@ -7,12 +7,14 @@
  *                     |                   `----drain timeout (closes)--^
  *                     `--reaped, pipes already at EOF---------------> GONE
  *   NEW --start failed, or never started---------------------------> GONE
- *   RUNNING/EXITED --worker_abandon() (stuck after KILL)-----------> GONE
+ *   EXITED --worker_abandon() (a grandchild holds a pipe after KILL)--> GONE
+ *   RUNNING --worker_abandon() (stuck after KILL)--> ABANDONED --reaped--> GONE
  *
  * A worker is GONE only when it was reaped AND both its pipes hit EOF (or
  * WORKER_DRAIN_SECS passed after its exit: a grandchild may hold a pipe),
- * so its last lines are never lost.  Entering GONE calls the owner's
- * on_gone once.
+ * so its last lines are never lost.  Entering GONE or ABANDONED calls
+ * the owner's on_gone, once per worker: an ABANDONED worker already counts
+ * as gone, and its late exit is still logged and reported.
  */
 #ifndef CGRUN_WORKER_H
 #define CGRUN_WORKER_H
@@ -34,7 +36,8 @@ enum worker_state {
 	WORKER_NEW,		/* prepared, not started */
 	WORKER_RUNNING,		/* started, not reaped */
 	WORKER_EXITED,		/* reaped; a pipe is still open */
-	WORKER_GONE		/* reaped and pipes closed (or given up) */
+	WORKER_GONE,		/* reaped and pipes closed (or drained) */
+	WORKER_ABANDONED	/* not reaped long after KILL; counts as gone */
 };
 
 /* What every worker of an attempt shares (owned by the caller). */
@@ -61,7 +64,7 @@ int	worker_start(struct worker *, const char *attempt_dir, char *err,
 	    size_t errlen);
 /* The worker was reaped with wait status: log it, wait for its pipes. */
 void	worker_reaped(struct worker *, int status);
-/* Stop waiting for a worker stuck after SIGKILL (logged); it is GONE. */
+/* Stop waiting for a worker stuck after SIGKILL (logged): counts as gone. */
 void	worker_abandon(struct worker *, int kill_wait_secs);
 /* A NEW worker that will never start (an earlier one failed) is GONE. */
 void	worker_skip(struct worker *);
@@ -69,6 +72,8 @@ void	worker_skip(struct worker *);
 void	worker_signal(const struct worker *, int sig);
 
 enum worker_state worker_state(const struct worker *);
+/* Whether it started and was not reaped yet (RUNNING or ABANDONED). */
+int	worker_unreaped(const struct worker *);
 const char *worker_state_name(enum worker_state);
 pid_t	worker_pid(const struct worker *);
 int	worker_rank(const struct worker *);
