@@ -12,8 +12,8 @@
  *                 act_spawn (a round arrived: a new attempt).
  *   attempt.c     the workers of one attempt: start, reap, signal, count
  *                 the gone ones, the failures for the report.
- *   worker.c      one worker: its state (new, running, exited, gone),
- *                 output streams, environment, spawn.
+ *   worker.c      one worker: its state (new, running, exited, gone,
+ *                 abandoned), output streams, environment, spawn.
  *   logdir.c      --log-dir or a temporary base, attempt and rank dirs.
  *   output.c      a worker's stream as whole prefixed lines.
  *   spawn.c       fork and exec of one worker process.

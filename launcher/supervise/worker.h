@@ -7,8 +7,9 @@
  *                     |                   `----drain timeout (closes)--^
  *                     `--reaped, pipes already at EOF---------------> GONE
  *   NEW --start failed, or never started---------------------------> GONE
- *   EXITED --worker_abandon() (a grandchild holds a pipe after KILL)--> GONE
- *   RUNNING --worker_abandon() (stuck after KILL)--> ABANDONED --reaped--> GONE
+ *   EXITED --worker_abandon() (a pipe still held after KILL)-------> GONE
+ *   RUNNING --worker_abandon() (stuck after KILL)--> ABANDONED
+ *   ABANDONED --reaped at last (counted as gone already)-----------> GONE
  *
  * A worker is GONE only when it was reaped AND both its pipes hit EOF (or
  * WORKER_DRAIN_SECS passed after its exit: a grandchild may hold a pipe),
