@@ -80,7 +80,7 @@ pid_t	worker_pid(const struct worker *);
 int	worker_rank(const struct worker *);
 /* The wait status of a reaped worker. */
 int	worker_status(const struct worker *);
-/* Fill f (rank, pid, status, exec errno, error and log files) for the report. */
+/* For the report: f's rank, pid, status, exec errno, error and log file. */
 void	worker_failure(const struct worker *, struct report_failure *f);
 
 #endif
