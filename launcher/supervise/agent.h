@@ -1,6 +1,7 @@
 /*
- * agent.h: the per-node agent (agent.c): rendezvous through a backend,
- * spawning, supervision, restarts, logs, failure report.
+ * agent.h: the per-node agent (supervise/agent.c): rendezvous through a
+ * backend, supervision of the workers (attempt.c, worker.c), restarts,
+ * logs (logdir.c), failure report (report.c).
  *
  * Backend factory.  agent.c picks the backend from the options:
  *   --standalone, or one node (--nnodes N with N = 1) with no
@@ -53,8 +54,19 @@ struct agent;
 struct agent *agent_new(struct event_base *, const struct cgrun_options *,
 	    int nproc, const struct plan *, int *status, char *err,
 	    size_t errlen);
+/*
+ * The same with the backend made by bk_new instead of the one the options
+ * name (NULL: agent_new's choice).  The test hook: tests/test_agent.c
+ * drives the agent with a fake backend this way.
+ */
+struct agent *agent_new_with_backend(struct event_base *,
+	    const struct cgrun_options *, int nproc, const struct plan *,
+	    backend_new_fn bk_new, int *status, char *err, size_t errlen);
 /* Run the job to its end; returns cgrun's exit status. */
 int	agent_run(struct agent *);
 void	agent_free(struct agent *);
+
+/* For tests: empty cells in the state x event table (0: none). */
+int	agent_table_holes(void);
 
 #endif
