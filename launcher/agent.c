@@ -32,7 +32,6 @@
 
 #include "agent.h"
 #include "backend.h"
-#include "c10d.h"
 #include "exitcodes.h"
 #include "log.h"
 #include "options.h"
@@ -40,7 +39,6 @@
 #include "placement.h"
 #include "report.h"
 #include "spawn.h"
-#include "static.h"
 #include "store.h"
 #include "template.h"
 #include "worker_env.h"
@@ -48,16 +46,6 @@
 #define AGENT_DRAIN_SECS	2	/* pipe EOF wait after a worker's exit */
 #define AGENT_KILL_WAIT_SECS	10	/* exit wait after SIGKILL (D state) */
 #define AGENT_HOST_MAX		256
-
-/* Rendezvous backends by name: multi-node backends add a line here. */
-static const struct {
-	const char	*name;
-	backend_new_fn	 fn;
-} agent_backends[] = {
-	{ "standalone", standalone_new },
-	{ "c10d", c10d_new },
-	{ "static", static_new },
-};
 
 enum agent_state {
 	S_RDZV,		/* waiting for a round from the backend */
@@ -900,22 +888,15 @@ agent_open_store(struct agent *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* Choose and create the rendezvous backend (see agent.h). */
+/* Create the rendezvous backend the options ask for (backend.c). */
 static int
 agent_open_backend(struct agent *a, char *err, size_t errlen)
 {
-	const struct cgrun_options *o = a->o;
-	const char *name = "standalone";
-	struct agent_config cfg;
+	struct backend_config cfg;
 	struct backend_cb cb;
-	size_t i;
 
-	if (options_multinode(o) && o->standalone)
-		name = "c10d";		/* torchrun: --standalone forces c10d */
-	else if (options_multinode(o))
-		name = o->rdzv_backend ? o->rdzv_backend : "static";
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.opts = o;
+	cfg.opts = a->o;
 	cfg.nproc = a->nproc;
 	cfg.jobstore = a->store;
 	cfg.store_host = a->store_host;
@@ -925,16 +906,8 @@ agent_open_backend(struct agent *a, char *err, size_t errlen)
 	cb.fail = bk_fail;
 	cb.finished = bk_finished;
 	cb.arg = a;
-	for (i = 0; i < sizeof(agent_backends) / sizeof(agent_backends[0]);
-	    i++)
-		if (strcmp(agent_backends[i].name, name) == 0) {
-			a->bk = agent_backends[i].fn(a->base, &cfg, &cb, err,
-			    errlen);
-			return a->bk ? 0 : -1;
-		}
-	snprintf(err, errlen, "--rdzv-backend: \"%s\" is not available "
-	    "(cgrun has c10d and static)", name);
-	return -1;
+	a->bk = backend_new(a->base, &cfg, &cb, err, errlen);
+	return a->bk ? 0 : -1;
 }
 
 /* The log directory: --log-dir, or a fresh temporary one. */

@@ -5,7 +5,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "c10d.h"
+#include "c10d_conf.h"
+#include "endpoint.h"
 #include "site.h"
 #include "helper_main.h"
 
@@ -72,30 +73,30 @@ START_TEST(endpoints)
 	char h[64];
 	int port;
 
-	ck_assert_int_eq(c10d_endpoint_parse("head:29401", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("head:29401", h, sizeof(h), &port,
 	    29400), 0);
 	ck_assert_str_eq(h, "head");
 	ck_assert_int_eq(port, 29401);
-	ck_assert_int_eq(c10d_endpoint_parse("head", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("head", h, sizeof(h), &port,
 	    29400), 0);
 	ck_assert_int_eq(port, 29400);
-	ck_assert_int_eq(c10d_endpoint_parse("[::1]:5", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("[::1]:5", h, sizeof(h), &port,
 	    29400), 0);
 	ck_assert_str_eq(h, "::1");
 	ck_assert_int_eq(port, 5);
-	ck_assert_int_eq(c10d_endpoint_parse("fe80::1", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("fe80::1", h, sizeof(h), &port,
 	    29400), 0);
 	ck_assert_str_eq(h, "fe80::1");
 	ck_assert_int_eq(port, 29400);
-	ck_assert_int_eq(c10d_endpoint_parse("head:", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("head:", h, sizeof(h), &port,
 	    29400), -1);
-	ck_assert_int_eq(c10d_endpoint_parse("head:70000", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("head:70000", h, sizeof(h), &port,
 	    29400), -1);
-	ck_assert_int_eq(c10d_endpoint_parse(":29400", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse(":29400", h, sizeof(h), &port,
 	    29400), -1);
-	ck_assert_int_eq(c10d_endpoint_parse("[::1", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("[::1", h, sizeof(h), &port,
 	    29400), -1);
-	ck_assert_int_eq(c10d_endpoint_parse("", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("", h, sizeof(h), &port,
 	    29400), -1);
 }
 END_TEST

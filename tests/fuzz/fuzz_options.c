@@ -12,7 +12,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "c10d.h"
+#include "c10d_conf.h"
+#include "endpoint.h"
 #include "options.h"
 #include "site.h"
 
@@ -53,7 +54,7 @@ fo_values(const struct cgrun_options *o)
 	if (c10d_conf_parse(o->rdzv_conf, &cf, err, sizeof(err)) == -1)
 		fo_assert(err[0] != '\0');
 	if (o->rdzv_endpoint != NULL &&
-	    c10d_endpoint_parse(o->rdzv_endpoint, host, sizeof(host), &port,
+	    endpoint_parse(o->rdzv_endpoint, host, sizeof(host), &port,
 	    29400) == 0)
 		fo_assert(port >= 0 && port <= 65535 && strlen(host) < sizeof(host));
 }
