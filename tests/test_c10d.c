@@ -1,6 +1,7 @@
 /*
  * test_c10d.c: the c10d backend's parsers (--rdzv-conf with torchrun's
- * defaults, --rdzv-endpoint forms) and the site defaults' Slurm node list.
+ * defaults, --rdzv-endpoint forms, the static backend's strict HOST:PORT)
+ * and the site defaults' Slurm node list.
  */
 #include <check.h>
 #include <string.h>
@@ -101,6 +102,43 @@ START_TEST(endpoints)
 }
 END_TEST
 
+START_TEST(endpoints_hostport)
+{
+	char h[64], err[256];
+	int port;
+
+	ck_assert_int_eq(endpoint_parse_hostport("head:29401", h, sizeof(h),
+	    &port, err, sizeof(err)), 0);
+	ck_assert_str_eq(h, "head");
+	ck_assert_int_eq(port, 29401);
+	ck_assert_int_eq(endpoint_parse_hostport("[fe80::1]:65535", h,
+	    sizeof(h), &port, err, sizeof(err)), 0);
+	ck_assert_str_eq(h, "fe80::1");
+	ck_assert_int_eq(port, 65535);
+	ck_assert_int_eq(endpoint_parse_hostport("head", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "expected HOST:PORT"));
+	ck_assert_int_eq(endpoint_parse_hostport("head:0", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "1-65535"));
+	ck_assert_int_eq(endpoint_parse_hostport("head:00080", h, sizeof(h),
+	    &port, err, sizeof(err)), 0);
+	ck_assert_int_eq(port, 80);
+	ck_assert_int_eq(endpoint_parse_hostport("head:000080", h, sizeof(h),
+	    &port, err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport("a:b:c", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport("fe80::1", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport("h:-1", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport("", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport(NULL, h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+}
+END_TEST
+
 START_TEST(slurm_first_host)
 {
 	char h[32];
@@ -131,6 +169,7 @@ test_suite(void)
 	tcase_add_test(tc, conf_values);
 	tcase_add_test(tc, conf_errors);
 	tcase_add_test(tc, endpoints);
+	tcase_add_test(tc, endpoints_hostport);
 	tcase_add_test(tc, slurm_first_host);
 	suite_add_tcase(s, tc);
 	return s;
