@@ -27,9 +27,10 @@ static const struct {
  * The backend the options ask for:
  *   --standalone, or one node (--nnodes N with N = 1) with no
  *   --rdzv-endpoint                                  -> "standalone"
- *   --standalone with --nnodes MAX > 1               -> "c10d" (torchrun:
- *                                                       --standalone forces c10d)
+ *   --standalone with --nnodes MAX > 1               -> "c10d" (as
+ *                                                       torchrun)
  *   otherwise --rdzv-backend (default "static")      -> that backend
+ * (site.c may have set --rdzv-endpoint and --rdzv-backend before.)
  */
 const char *
 backend_pick(const struct cgrun_options *o)

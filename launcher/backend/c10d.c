@@ -5,8 +5,8 @@
  * the endpoint is, torchrun's is_host), joins the job's rounds, sends
  * keep-alives and turns the server's decisions into backend callbacks.
  *
- * Two state variables, each changed only through its own _enter
- * function, which logs "old -> new" (-v -v):
+ * Two state variables, each changed only through one function that logs
+ * "old -> new" (-v -v):
  *
  * The session (c10d_enter): CONNECTING -> JOINING (HELLO + JOIN sent) ->
  * RUNNING (ROUND received) -> STOPPING (RESTART received, workers

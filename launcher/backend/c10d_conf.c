@@ -17,7 +17,7 @@
 
 /* One --rdzv-conf duration in seconds (decimals allowed) as ms. */
 static int
-conf_seconds(const char *v, uint32_t *ms)
+c10d_conf_seconds(const char *v, uint32_t *ms)
 {
 	char *end;
 	double d;
@@ -33,7 +33,7 @@ conf_seconds(const char *v, uint32_t *ms)
 
 /* A torchrun boolean: 1,true,t,yes,y / 0,false,f,no,n. */
 static int
-conf_bool(const char *v)
+c10d_conf_bool(const char *v)
 {
 	static const char *yes[] = { "1", "true", "t", "yes", "y" };
 	static const char *no[] = { "0", "false", "f", "no", "n" };
@@ -50,7 +50,7 @@ conf_bool(const char *v)
 
 /* Apply one key=value of --rdzv-conf; 0, or -1 with err. */
 static int
-conf_apply(struct c10d_conf *cf, const char *k, const char *v, char *err,
+c10d_conf_apply(struct c10d_conf *cf, const char *k, const char *v, char *err,
     size_t errlen)
 {
 	static const struct { const char *key; size_t off; } durations[] = {
@@ -69,7 +69,7 @@ conf_apply(struct c10d_conf *cf, const char *k, const char *v, char *err,
 
 	for (i = 0; i < sizeof(durations) / sizeof(durations[0]); i++)
 		if (strcmp(k, durations[i].key) == 0) {
-			if (conf_seconds(v, (uint32_t *)(void *)((char *)cf +
+			if (c10d_conf_seconds(v, (uint32_t *)(void *)((char *)cf +
 			    durations[i].off)) == -1)
 				goto bad;
 			return 0;
@@ -82,7 +82,7 @@ conf_apply(struct c10d_conf *cf, const char *k, const char *v, char *err,
 		return 0;
 	}
 	if (strcmp(k, "is_host") == 0) {
-		if ((cf->is_host = conf_bool(v)) == -1)
+		if ((cf->is_host = c10d_conf_bool(v)) == -1)
 			goto bad;
 		return 0;
 	}
@@ -127,7 +127,7 @@ c10d_conf_parse(const char *s, struct c10d_conf *cf, char *err, size_t errlen)
 			return -1;
 		}
 		*eq = '\0';
-		if (conf_apply(cf, tok, eq + 1, err, errlen) == -1)
+		if (c10d_conf_apply(cf, tok, eq + 1, err, errlen) == -1)
 			return -1;
 	}
 	if (cf->keepalive_ms == 0) {
