@@ -21,90 +21,24 @@
 #include "backend.h"
 #include "budget.h"
 #include "options.h"
-#include "store.h"
+#include "helper_backend.h"
 #include "helper_main.h"
 
 static struct cgrun_options o;
 static struct event_base *base;
 static struct backend *bk;
 static char err[512];
-
-/* What the backend told the "agent". */
-static struct {
-	int			rounds, fails, finished, restarts;
-	int			fail_status;
-	char			fail_why[256];
-	struct round_info	last;
-} seen;
-
-/* Backend callback: a round. */
-static void
-cb_round(void *arg, const struct round_info *ri)
-{
-	seen.rounds++;
-	seen.last = *ri;
-}
-
-/* Backend callback: stop the workers (never from a local backend). */
-static void
-cb_restart(void *arg, const char *why)
-{
-	seen.restarts++;
-}
-
-/* Backend callback: the job failed. */
-static void
-cb_fail(void *arg, int status, const char *why)
-{
-	seen.fails++;
-	seen.fail_status = status;
-	snprintf(seen.fail_why, sizeof(seen.fail_why), "%s", why);
-}
-
-/* Backend callback: every node is done. */
-static void
-cb_finished(void *arg)
-{
-	seen.finished++;
-}
-
-/* Parse a command line: a NULL-terminated list, argv[0] first. */
-static void
-parse_argv(const char *const *args)
-{
-	static char buf[32][256];	/* argv must outlive the options */
-	char *argv[33];
-	int argc;
-
-	for (argc = 0; args[argc] != NULL && argc < 32; argc++) {
-		snprintf(buf[argc], sizeof(buf[argc]), "%s", args[argc]);
-		argv[argc] = buf[argc];
-	}
-	argv[argc] = NULL;
-	options_free(&o);
-	ck_assert_msg(options_parse(&o, argc, argv, err, sizeof(err)) ==
-	    OPTIONS_OK, "options: %s", err);
-}
+static struct helper_seen seen;
 
 /* cgrun's options, then the script "true". */
-#define P(...) parse_argv((const char *const[]){ "cgrun", __VA_ARGS__, \
-	"true", NULL })
+#define P(...) helper_backend_parse(&o, (const char *const[]){ "cgrun", \
+	__VA_ARGS__, "true", NULL })
 
-/* A backend for the parsed options, nproc local workers, a store host. */
+/* A backend for the parsed options and nproc local workers. */
 static struct backend *
 open_backend(int nproc)
 {
-	struct backend_config cfg;
-	struct backend_cb cb = { cb_round, cb_restart, cb_fail, cb_finished,
-	    NULL };
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.opts = &o;
-	cfg.nproc = nproc;
-	cfg.store_host = "localhost";
-	cfg.store_port = 4242;
-	err[0] = '\0';
-	return backend_new(base, &cfg, &cb, err, sizeof(err));
+	return helper_backend_open(base, &o, nproc, &seen, err, sizeof(err));
 }
 
 /* Run the loop until nothing is pending. */
@@ -135,24 +69,6 @@ teardown(void)
 		bk->ops->free(bk);
 	event_base_free(base);
 	options_free(&o);
-}
-
-/* A port nobody listens on (bound, then closed). */
-static int
-free_port(void)
-{
-	struct sockaddr_in sin;
-	socklen_t sl = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
-	port = ntohs(sin.sin_port);
-	close(fd);
-	return port;
 }
 
 START_TEST(budget_rule)
@@ -365,7 +281,7 @@ START_TEST(static_node0_hosts)
 	struct sockaddr_in sin;
 	struct backend *second;
 	char ep[64];
-	int port = free_port(), fd;
+	int port = helper_backend_free_port(), fd;
 
 	snprintf(ep, sizeof(ep), "--rdzv-endpoint=127.0.0.1:%d", port);
 	P("--nnodes=2", "--node-rank=0", ep);

@@ -194,8 +194,7 @@ c10d_end(struct c10d *c)
 {
 	const struct backend_cb *cb = &c->hdr.cb;
 
-	c10d_enter(c, C_OVER);
-	evtimer_del(c->keepalive);
+	evtimer_del(c->keepalive);	/* already OVER (c10d_over) */
 	if (c->end_status == 0)
 		cb->finished(cb->arg);
 	else
