@@ -184,7 +184,7 @@ static const struct backend_ops fake_ops = {
 
 /* The fake's constructor (a backend_new_fn). */
 static struct backend *
-fake_new(struct event_base *base, const struct agent_config *cfg,
+fake_new(struct event_base *base, const struct backend_config *cfg,
     const struct backend_cb *cb, char *err, size_t errlen)
 {
 	struct fake *f = calloc(1, sizeof(*f));

@@ -1,6 +1,6 @@
 /*
  * test_slurm.c: Slurm's environment (launcher/slurm/slurm.c,
- * slurm_port.c) and the site defaults that apply it (launcher/site.c),
+ * slurm_port.c) and the site defaults that apply it (launcher/cli/site.c),
  * driven with controlled environments: job versus step variables, the
  * run id forms, the port's determinism and distinctness across steps, the
  * tasks-per-node refusal, malformed variables, and the precedence of the

@@ -51,7 +51,6 @@
 #include "agent.h"
 #include "attempt.h"
 #include "backend.h"
-#include "c10d.h"
 #include "exitcodes.h"
 #include "log.h"
 #include "logdir.h"
@@ -59,21 +58,10 @@
 #include "report.h"
 #include "round.h"
 #include "spawn.h"
-#include "static.h"
 #include "store.h"
 
 #define AGENT_KILL_WAIT_SECS	10	/* exit wait after SIGKILL (D state) */
 #define AGENT_HOST_MAX		256
-
-/* Rendezvous backends by name: multi-node backends add a line here. */
-static const struct {
-	const char	*name;
-	backend_new_fn	 fn;
-} agent_backends[] = {
-	{ "standalone", standalone_new },
-	{ "c10d", c10d_new },
-	{ "static", static_new },
-};
 
 enum agent_state {
 	S_RDZV,		/* waiting for a round from the backend */
@@ -630,49 +618,15 @@ agent_open_store(struct agent *a, char *err, size_t errlen)
 	return 0;
 }
 
-/* Choose and create the rendezvous backend (see agent.h). */
+/*
+ * Create the rendezvous backend: the one the options ask for (backend_new,
+ * backend/backend.c), or the constructor given (agent_new_with_backend).
+ */
 static int
-agent_open_backend(struct agent *a, char *err, size_t errlen)
-{
-	const struct cgrun_options *o = a->o;
-	const char *name = "standalone";
-	struct agent_config cfg;
-	struct backend_cb cb;
-	size_t i;
-
-	if (options_multinode(o) && o->standalone)
-		name = "c10d";		/* torchrun: --standalone forces c10d */
-	else if (options_multinode(o))
-		name = o->rdzv_backend ? o->rdzv_backend : "static";
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.opts = o;
-	cfg.nproc = a->nproc;
-	cfg.jobstore = a->store;
-	cfg.store_host = a->store_host;
-	cfg.store_port = a->store_port;
-	cb.round = bk_round;
-	cb.restart = bk_restart;
-	cb.fail = bk_fail;
-	cb.finished = bk_finished;
-	cb.arg = a;
-	for (i = 0; i < sizeof(agent_backends) / sizeof(agent_backends[0]);
-	    i++)
-		if (strcmp(agent_backends[i].name, name) == 0) {
-			a->bk = agent_backends[i].fn(a->base, &cfg, &cb, err,
-			    errlen);
-			return a->bk ? 0 : -1;
-		}
-	snprintf(err, errlen, "--rdzv-backend: \"%s\" is not available "
-	    "(cgrun has c10d and static)", name);
-	return -1;
-}
-
-/* Create the backend with a given constructor (agent_new_with_backend). */
-static int
-agent_use_backend(struct agent *a, backend_new_fn fn, char *err,
+agent_open_backend(struct agent *a, backend_new_fn fn, char *err,
     size_t errlen)
 {
-	struct agent_config cfg;
+	struct backend_config cfg;
 	struct backend_cb cb = { bk_round, bk_restart, bk_fail, bk_finished,
 		NULL };
 
@@ -683,7 +637,8 @@ agent_use_backend(struct agent *a, backend_new_fn fn, char *err,
 	cfg.store_host = a->store_host;
 	cfg.store_port = a->store_port;
 	cb.arg = a;
-	a->bk = fn(a->base, &cfg, &cb, err, errlen);
+	a->bk = fn != NULL ? fn(a->base, &cfg, &cb, err, errlen) :
+	    backend_new(a->base, &cfg, &cb, err, errlen);
 	return a->bk ? 0 : -1;
 }
 
@@ -754,8 +709,7 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 	if (agent_open_store(a, err, errlen) == -1)
 		goto fail;
 	*status = CGRUN_EXIT_USAGE;
-	if ((bk_new != NULL ? agent_use_backend(a, bk_new, err, errlen) :
-	    agent_open_backend(a, err, errlen)) == -1)
+	if (agent_open_backend(a, bk_new, err, errlen) == -1)
 		goto fail;
 	*status = CGRUN_EXIT_OK;
 	return a;

@@ -14,6 +14,7 @@
 
 #include <event2/event.h>
 
+#include "budget.h"
 #include "log.h"
 #include "rdzv.h"
 #include "rdzv_impl.h"
@@ -380,14 +381,13 @@ act_failed_running(struct job *j, struct node *n)
 		return;
 	node_name(n, b, sizeof(b));
 	if (!job_lost_participant(j)) {
-		if (j->restarts >= j->max_restarts) {
+		if (!budget_spend(&j->restarts, j->max_restarts)) {
 			snprintf(why, sizeof(why), "workers failed on node %s "
 			    "and no restarts are left (%u/%u spent)", b,
 			    j->restarts, j->max_restarts);
 			job_fail(j, RDZV_FAIL_RESTARTS, why);
 			return;
 		}
-		j->restarts++;
 		j->r->stats.restarts++;
 	}
 	snprintf(why, sizeof(why), "workers failed on node %s", b);

@@ -203,6 +203,7 @@ put("fuzz_options", "site", argv('rdzv_endpoint = "head:29400"\nrdzv_conf = read
 put("fuzz_options", "static", argv("", "--nnodes=2", "--node-rank=1", "--master-addr=10.0.0.1",
     "--master-port=1234", "--redirects=3", "--tee=0:1,1:2", "--log-dir=/tmp/x",
     "--local-ranks-filter=0,1", "--signals-to-handle=SIGTERM,SIGUSR1", "--no-python", "./a.out"))
+put("fuzz_options", "static_endpoint", argv("", "--nnodes=1", "--rdzv-endpoint=[fe80::1]:29533", "--no-python", "true"))
 put("fuzz_options", "bad", argv("junk", "--nnodes=3:2", "x"))
 
 # ---- worker error files (torchelastic's error.json) ----

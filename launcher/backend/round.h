@@ -1,6 +1,7 @@
 /*
  * round.h: what a rendezvous round gives an agent, whatever the backend
- * (standalone, static, c10d).  The launcher's spawn code reads only this.
+ * (backend.h: local standalone or static, c10d).  The launcher's spawn
+ * code (worker_env.c) reads only this.
  */
 #ifndef CGRUN_ROUND_H
 #define CGRUN_ROUND_H

@@ -5,17 +5,28 @@
  * the endpoint is, torchrun's is_host), joins the job's rounds, sends
  * keep-alives and turns the server's decisions into backend callbacks.
  *
- * Client states: CONNECTING -> JOINING (HELLO + JOIN sent) -> RUNNING
- * (ROUND received) -> STOPPING (RESTART received, workers stopping) ->
- * JOINING (STOPPED sent) ...; FAILED and DONE wait for the server's
- * decision; OVER after FINISHED or FAIL.
+ * Two state variables, each changed only through one function that logs
+ * "old -> new" (-v -v):
+ *
+ * The session (c10d_enter): CONNECTING -> JOINING (HELLO + JOIN sent) ->
+ * RUNNING (ROUND received) -> STOPPING (RESTART received, workers
+ * stopping) -> JOINING (STOPPED sent) ...; FAILED and DONE wait for the
+ * server's decision; OVER after FINISHED or FAIL.
+ *
+ * The connection (c10d_link): DOWN -> CONNECTING (TCP connect) -> HELLO
+ * (connected, magic + HELLO sent) -> UP (JOIN sent); with an auth token
+ * HELLO -> PROOF (CHALLENGE answered, JOIN sent, waiting for the server's
+ * AUTHOK) -> UP.  A lost connection goes back to DOWN.  A connection lost
+ * from PROOF or UP after the first JOIN opens the resume window (the
+ * server keeps our place for keepalive_ms x keepalive_max): until a JOIN
+ * goes out on a new connection the client is resuming, and repeats what
+ * the server may have missed.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -29,14 +40,14 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "agent.h"
 #include "auth.h"
 #include "backend.h"
-#include "c10d.h"
+#include "c10d_conf.h"
+#include "c10d_host.h"
+#include "endpoint.h"
 #include "exitcodes.h"
 #include "log.h"
 #include "options.h"
-#include "rdzv.h"
 #include "rdzv_proto.h"
 #include "store.h"
 #include "wire.h"
@@ -50,9 +61,14 @@ enum cstate { C_CONNECTING, C_JOINING, C_RUNNING, C_STOPPING, C_FAILED,
 static const char *cstate_names[] = { "CONNECTING", "JOINING", "RUNNING",
 	"STOPPING", "FAILED", "DONE", "OVER" };
 
+enum link { L_DOWN, L_CONNECTING, L_HELLO, L_PROOF, L_UP };
+
+static const char *link_names[] = { "DOWN", "CONNECTING", "HELLO", "PROOF",
+	"UP" };
+
 struct c10d {
 	struct backend		 hdr;	/* first: a struct backend */
-	struct agent_config	 cfg;
+	struct backend_config	 cfg;
 	struct c10d_conf	 conf;
 	char			 host[RDZV_HOST_MAX + 1];	/* endpoint */
 	int			 port;
@@ -60,28 +76,24 @@ struct c10d {
 	char			 me[RDZV_HOST_MAX + 1];	/* rank sort key */
 	char			 store_addr[RDZV_ADDR_MAX + 1];
 	enum cstate		 state;
+	enum link		 link;
 	struct bufferevent	*bev;
 	struct event		*retry;
 	struct event		*keepalive;
 	struct event		*linger;	/* host: wait for peers */
 	struct timespec		 connect_deadline;
 	struct timespec		 linger_deadline;
-	int			 live;		/* connected, magic sent */
 	int			 had_round;	/* a ROUND came once */
-	int			 resuming;	/* reconnecting after a loss */
 	struct timespec		 resume_deadline;
 	char			 failed_why[RDZV_TEXT_MAX + 1];
 	struct round_info	 info;
 	uint32_t		 shown_round, shown_joined, shown_role;
 	int			 shown;
-	/* is_host: the engine in-process, on its own store */
-	struct store		*hstore;
-	struct rdzv		*engine;
+	struct c10d_host	*hosted;	/* is_host: the engine here */
 	/* --auth-token-file: protocol version 2 (auth.h) */
 	struct auth_key		*key;
 	char			 snonce[AUTH_HEX_LEN + 1];
 	char			 cnonce[AUTH_HEX_LEN + 1];
-	int			 authed;	/* the server proved itself */
 	/* what to tell the agent when lingering ends */
 	int			 end_status;	/* 0: finished */
 	char			 end_why[RDZV_TEXT_MAX + 1];
@@ -90,12 +102,37 @@ struct c10d {
 static void c10d_connect(struct c10d *);
 static void c10d_join(struct c10d *);
 
-/* Move the client to a new state. */
+/* Move the session to a new state. */
 static void
 c10d_enter(struct c10d *c, enum cstate s)
 {
 	log_debug("c10d %s -> %s", cstate_names[c->state], cstate_names[s]);
 	c->state = s;
+}
+
+/* Move the connection to a new state. */
+static void
+c10d_link(struct c10d *c, enum link l)
+{
+	if (c->link == l)
+		return;
+	log_debug("c10d link %s -> %s", link_names[c->link], link_names[l]);
+	c->link = l;
+}
+
+/* Can messages go out (connected, magic sent)? */
+static int
+c10d_live(const struct c10d *c)
+{
+	return c->link == L_HELLO || c->link == L_PROOF || c->link == L_UP;
+}
+
+/* Resuming: joined once, connection lost, no JOIN on a new one yet. */
+static int
+c10d_resuming(const struct c10d *c)
+{
+	return c->state != C_CONNECTING && c->state != C_OVER &&
+	    c->link != L_PROOF && c->link != L_UP;
 }
 
 /* Monotonic time plus ms. */
@@ -125,243 +162,6 @@ c10d_passed(const struct timespec *t)
 	    now.tv_nsec >= t->tv_nsec);
 }
 
-/* One --rdzv-conf duration in seconds (decimals allowed) as ms. */
-static int
-conf_seconds(const char *v, uint32_t *ms)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno != 0 || end == v || *end != '\0' || !(d >= 0) ||
-	    d * 1000 > RDZV_TIMEOUT_MAX)
-		return -1;
-	*ms = (uint32_t)(d * 1000 + 0.5);
-	return 0;
-}
-
-/* A torchrun boolean: 1,true,t,yes,y / 0,false,f,no,n. */
-static int
-conf_bool(const char *v)
-{
-	static const char *yes[] = { "1", "true", "t", "yes", "y" };
-	static const char *no[] = { "0", "false", "f", "no", "n" };
-	size_t i;
-
-	for (i = 0; i < 5; i++) {
-		if (strcasecmp(v, yes[i]) == 0)
-			return 1;
-		if (strcasecmp(v, no[i]) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-/* Apply one key=value of --rdzv-conf; 0, or -1 with err. */
-static int
-conf_apply(struct c10d_conf *cf, const char *k, const char *v, char *err,
-    size_t errlen)
-{
-	static const struct { const char *key; size_t off; } durations[] = {
-		{ "join_timeout", offsetof(struct c10d_conf, join_ms) },
-		{ "last_call_timeout", offsetof(struct c10d_conf, last_call_ms) },
-		{ "close_timeout", offsetof(struct c10d_conf, close_ms) },
-		{ "keep_alive_interval", offsetof(struct c10d_conf, keepalive_ms) },
-		{ "heartbeat_timeout", offsetof(struct c10d_conf, heartbeat_ms) },
-		{ "read_timeout", offsetof(struct c10d_conf, read_ms) },
-	};
-	static const char *ignored[] = { "timeout", "use_libuv", "rank",
-	    "store_type" };
-	unsigned long n;
-	char *end;
-	size_t i;
-
-	for (i = 0; i < sizeof(durations) / sizeof(durations[0]); i++)
-		if (strcmp(k, durations[i].key) == 0) {
-			if (conf_seconds(v, (uint32_t *)(void *)((char *)cf +
-			    durations[i].off)) == -1)
-				goto bad;
-			return 0;
-		}
-	if (strcmp(k, "keep_alive_max_attempt") == 0) {
-		n = strtoul(v, &end, 10);
-		if (*v == '\0' || *end != '\0' || n < 1 || n > 1000)
-			goto bad;
-		cf->keepalive_max = (uint32_t)n;
-		return 0;
-	}
-	if (strcmp(k, "is_host") == 0) {
-		if ((cf->is_host = conf_bool(v)) == -1)
-			goto bad;
-		return 0;
-	}
-	if (strcmp(k, "store_type") == 0 && strcmp(v, "tcp") != 0) {
-		snprintf(err, errlen, "--rdzv-conf store_type=%s: only tcp is "
-		    "supported", v);
-		return -1;
-	}
-	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
-		if (strcmp(k, ignored[i]) == 0)
-			return 0;
-	log_warnx("--rdzv-conf: unknown key %s ignored", k);
-	return 0;
-bad:
-	snprintf(err, errlen, "--rdzv-conf %s=%s: not a valid value", k, v);
-	return -1;
-}
-
-/* Parse --rdzv-conf (k=v,k=v) over torchrun's defaults. */
-int
-c10d_conf_parse(const char *s, struct c10d_conf *cf, char *err, size_t errlen)
-{
-	char buf[OPTIONS_STR_MAX], *p, *tok, *eq;
-
-	cf->join_ms = 600000;
-	cf->last_call_ms = 30000;
-	cf->close_ms = 30000;
-	cf->keepalive_ms = 5000;
-	cf->keepalive_max = 3;
-	cf->heartbeat_ms = 5000;
-	cf->read_ms = 60000;
-	cf->is_host = -1;
-	if (s == NULL)
-		return 0;
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (p = buf; (tok = strsep(&p, ",")) != NULL;) {
-		if (*tok == '\0')
-			continue;
-		if ((eq = strchr(tok, '=')) == NULL) {
-			snprintf(err, errlen, "--rdzv-conf: %s: expected "
-			    "key=value", tok);
-			return -1;
-		}
-		*eq = '\0';
-		if (conf_apply(cf, tok, eq + 1, err, errlen) == -1)
-			return -1;
-	}
-	if (cf->keepalive_ms == 0) {
-		snprintf(err, errlen, "--rdzv-conf keep_alive_interval must be "
-		    "positive");
-		return -1;
-	}
-	return 0;
-}
-
-/* Split "host", "host:port" or "[v6]:port"; 0, or -1. */
-int
-c10d_endpoint_parse(const char *ep, char *host, size_t hostlen, int *port,
-    int defport)
-{
-	const char *colon, *close;
-	char *end;
-	long p;
-	size_t n;
-
-	*port = defport;
-	if (ep == NULL || *ep == '\0')
-		return -1;
-	if (ep[0] == '[') {
-		if ((close = strchr(ep, ']')) == NULL)
-			return -1;
-		n = (size_t)(close - ep - 1);
-		colon = close[1] == ':' ? close + 1 : NULL;
-		if (close[1] != '\0' && colon == NULL)
-			return -1;
-		ep++;
-	} else {
-		colon = strrchr(ep, ':');
-		if (colon != NULL && strchr(ep, ':') != colon)
-			colon = NULL;	/* a bare IPv6 address */
-		n = colon ? (size_t)(colon - ep) : strlen(ep);
-	}
-	if (n == 0 || n >= hostlen)
-		return -1;
-	memcpy(host, ep, n);
-	host[n] = '\0';
-	if (colon != NULL) {
-		p = strtol(colon + 1, &end, 10);
-		if (colon[1] == '\0' || *end != '\0' || p < 0 || p > 65535)
-			return -1;
-		*port = (int)p;
-	}
-	return 0;
-}
-
-/* Is addr one of this machine's interface addresses? */
-static int
-c10d_local_address(const struct sockaddr *sa)
-{
-	struct ifaddrs *ifs, *i;
-	int found = 0;
-
-	if (getifaddrs(&ifs) == -1)
-		return 0;
-	for (i = ifs; i != NULL && !found; i = i->ifa_next) {
-		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != sa->sa_family)
-			continue;
-		if (sa->sa_family == AF_INET)
-			found = memcmp(&((const struct sockaddr_in *)(const void *)
-			    sa)->sin_addr, &((struct sockaddr_in *)(void *)
-			    i->ifa_addr)->sin_addr, sizeof(struct in_addr)) == 0;
-		else if (sa->sa_family == AF_INET6)
-			found = memcmp(&((const struct sockaddr_in6 *)
-			    (const void *)sa)->sin6_addr, &((struct sockaddr_in6 *)
-			    (void *)i->ifa_addr)->sin6_addr,
-			    sizeof(struct in6_addr)) == 0;
-	}
-	freeifaddrs(ifs);
-	return found;
-}
-
-/* torchrun's heuristic: is the endpoint host this machine? */
-static int
-c10d_endpoint_is_me(const char *host)
-{
-	struct addrinfo hints, *res, *ai;
-	char me[256];
-	int found = 0;
-
-	if (strcmp(host, "localhost") == 0)
-		return 1;
-	if (gethostname(me, sizeof(me)) == 0 && strcmp(me, host) == 0)
-		return 1;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	if (getaddrinfo(host, NULL, &hints, &res) != 0)
-		return 0;
-	for (ai = res; ai != NULL && !found; ai = ai->ai_next)
-		found = c10d_local_address(ai->ai_addr);
-	freeaddrinfo(res);
-	return found;
-}
-
-/* is_host: serve the engine on the endpoint port in this process.  A busy
- * port means someone (a daemon, another agent) already serves it. */
-static void
-c10d_try_host(struct c10d *c)
-{
-	char err[256];
-	int bound;
-
-	if (c->conf.is_host == 0 ||
-	    (c->conf.is_host == -1 && !c10d_endpoint_is_me(c->host)))
-		return;
-	if ((c->hstore = store_new(c->hdr.base, NULL)) == NULL)
-		return;
-	if (store_listen(c->hstore, c->host, c->port, &bound, err,
-	    sizeof(err)) == -1 ||
-	    (c->engine = rdzv_attach(c->hstore, c->hdr.base)) == NULL ||
-	    rdzv_set_auth(c->engine, c->key) == -1) {
-		log_info("c10d: not hosting the rendezvous on %s:%d: %s",
-		    c->host, c->port, err);
-		store_free(c->hstore);
-		c->hstore = NULL;
-		return;
-	}
-	log_info("c10d: hosting the rendezvous on %s:%d", c->host, c->port);
-}
-
 /* Encode and queue one message to the server. */
 static void
 c10d_send(struct c10d *c, const struct rdzv_msg *m)
@@ -369,7 +169,7 @@ c10d_send(struct c10d *c, const struct rdzv_msg *m)
 	unsigned char buf[4 + RDZV_FRAME_MAX];
 	ssize_t n;
 
-	if (c->bev == NULL || !c->live)	/* lost: resent after resuming */
+	if (c->bev == NULL || !c10d_live(c))	/* lost: resent on resuming */
 		return;
 	if ((n = rdzv_proto_encode(m, buf, sizeof(buf))) < 0) {
 		log_warnx("c10d: cannot encode %s", rdzv_proto_opname(m->op));
@@ -394,8 +194,7 @@ c10d_end(struct c10d *c)
 {
 	const struct backend_cb *cb = &c->hdr.cb;
 
-	c10d_enter(c, C_OVER);
-	evtimer_del(c->keepalive);
+	evtimer_del(c->keepalive);	/* already OVER (c10d_over) */
 	if (c->end_status == 0)
 		cb->finished(cb->arg);
 	else
@@ -410,7 +209,7 @@ c10d_linger_cb(evutil_socket_t fd, short what, void *arg)
 	struct c10d *c = arg;
 	struct timeval tv = { 0, 20000 };
 
-	if (c->engine == NULL || rdzv_njobs(c->engine) == 0 ||
+	if (c10d_host_njobs(c->hosted) == 0 ||
 	    c10d_passed(&c->linger_deadline)) {
 		c10d_end(c);
 		return;
@@ -428,6 +227,7 @@ c10d_over(struct c10d *c, int status, const char *why)
 		bufferevent_free(c->bev);	/* the server forgets us */
 		c->bev = NULL;
 	}
+	c10d_link(c, L_DOWN);
 	evtimer_del(c->keepalive);
 	c10d_enter(c, C_OVER);
 	c->linger_deadline = c10d_after(c->conf.close_ms);
@@ -529,6 +329,8 @@ c10d_auth(struct c10d *c, const struct rdzv_msg *m)
 	}
 	memcpy(a.nonce, c->cnonce, sizeof(c->cnonce));
 	c10d_send(c, &a);
+	if (c->link == L_HELLO)
+		c10d_link(c, L_PROOF);
 	c10d_join(c);
 }
 
@@ -538,7 +340,7 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 {
 	char why[RDZV_TEXT_MAX + 64];
 
-	if (c->key != NULL && !c->authed && m->op != RDZV_OP_CHALLENGE &&
+	if (c->key != NULL && c->link != L_UP && m->op != RDZV_OP_CHALLENGE &&
 	    m->op != RDZV_OP_AUTHOK && m->op != RDZV_OP_ERROR) {
 		c10d_over(c, CGRUN_EXIT_RDZV, "the rendezvous server did not "
 		    "authenticate (has it no --auth-token-file?)");
@@ -555,7 +357,7 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 			    "failed to prove it knows the auth token");
 			break;
 		}
-		c->authed = 1;
+		c10d_link(c, L_UP);
 		break;
 	case RDZV_OP_WELCOME:
 		break;
@@ -634,7 +436,6 @@ c10d_resent(struct c10d *c)
 {
 	struct rdzv_msg m;
 
-	c->resuming = 0;
 	log_warnx("rendezvous %s: connection to %s:%d restored", c->run_id,
 	    c->host, c->port);
 	if (c->state == C_DONE)
@@ -663,13 +464,13 @@ c10d_hello(struct c10d *c)
 		getnameinfo((struct sockaddr *)&ss, sl, c->store_addr,
 		    sizeof(c->store_addr), NULL, 0, NI_NUMERICHOST);
 	bufferevent_write(c->bev, WIRE_NATIVE_MAGIC, WIRE_NATIVE_MAGIC_LEN);
-	c->live = 1;
-	c->authed = 0;
+	c10d_link(c, L_HELLO);
 	rdzv_proto_init(&m, RDZV_OP_HELLO);
 	m.version = c->key != NULL ? RDZV_PROTO_VERSION_AUTH :
 	    RDZV_PROTO_VERSION;
 	c10d_send(c, &m);
 	if (c->key == NULL) {
+		c10d_link(c, L_UP);
 		c10d_join(c);
 		return;
 	}
@@ -716,6 +517,7 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct c10d *c = arg;
 	struct timeval tv = { 0, C10D_RETRY_MS * 1000 };
 	char why[512];
+	int joined;
 
 	if (what & BEV_EVENT_CONNECTED) {
 		log_info("c10d: connected to %s:%d", c->host, c->port);
@@ -724,11 +526,11 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
 		return;
-	c->live = 0;
-	if (c->state != C_CONNECTING && c->state != C_OVER && !c->resuming) {
+	joined = c->link == L_PROOF || c->link == L_UP;
+	c10d_link(c, L_DOWN);
+	if (joined && c->state != C_CONNECTING && c->state != C_OVER) {
 		/* Lost after joining: the server keeps our place for the
 		 * keep-alive window; try to get back within it. */
-		c->resuming = 1;
 		c->resume_deadline = c10d_after(c->conf.keepalive_ms *
 		    c->conf.keepalive_max);
 		log_warnx("rendezvous %s: lost the connection to %s:%d; "
@@ -736,7 +538,7 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		    c->conf.keepalive_ms * c->conf.keepalive_max);
 	}
 	if ((c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline)) ||
-	    (c->resuming && !c10d_passed(&c->resume_deadline))) {
+	    (c10d_resuming(c) && !c10d_passed(&c->resume_deadline))) {
 		bufferevent_free(c->bev);
 		c->bev = NULL;
 		evtimer_add(c->retry, &tv);
@@ -810,6 +612,7 @@ c10d_connect(struct c10d *c)
 		return;
 	}
 	c10d_sockopts(c, fd);
+	c10d_link(c, L_CONNECTING);
 	bufferevent_setcb(c->bev, c10d_read_cb, NULL, c10d_event_cb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	if (bufferevent_socket_connect(c->bev, res->ai_addr,
@@ -824,7 +627,8 @@ c10d_start(struct backend *b, char *err, size_t errlen)
 {
 	struct c10d *c = (struct c10d *)b;
 
-	c10d_try_host(c);
+	c->hosted = c10d_host_new(b->base, c->host, c->port, c->conf.is_host,
+	    c->key);
 	c->connect_deadline = c10d_after(c->conf.read_ms);
 	c10d_connect(c);
 	return 0;
@@ -893,9 +697,7 @@ c10d_free(struct backend *b)
 		event_free(c->keepalive);
 	if (c->linger)
 		event_free(c->linger);
-	rdzv_free(c->engine);
-	if (c->hstore != NULL)
-		store_free(c->hstore);
+	c10d_host_free(c->hosted);
 	if (c->key != NULL)
 		auth_key_clear(c->key);
 	free(c->key);
@@ -919,7 +721,7 @@ c10d_me(struct c10d *c)
 
 /* A new c10d backend; NULL with err (usage errors). */
 struct backend *
-c10d_new(struct event_base *base, const struct agent_config *cfg,
+c10d_new(struct event_base *base, const struct backend_config *cfg,
     const struct backend_cb *cb, char *err, size_t errlen)
 {
 	const struct cgrun_options *o = cfg->opts;
@@ -948,7 +750,7 @@ c10d_new(struct event_base *base, const struct agent_config *cfg,
 		free(c);
 		return NULL;
 	}
-	if (c10d_endpoint_parse(o->rdzv_endpoint, c->host, sizeof(c->host),
+	if (endpoint_parse(o->rdzv_endpoint, c->host, sizeof(c->host),
 	    &c->port, C10D_DEFAULT_PORT) == -1) {
 		snprintf(err, errlen, "--rdzv-endpoint %s: expected HOST[:PORT]",
 		    o->rdzv_endpoint ? o->rdzv_endpoint : "(none given)");

@@ -1,17 +1,12 @@
 /*
- * c10d.h: the c10d rendezvous backend (c10d.c): the agent's client of the
- * native rendezvous protocol, hosting the engine in-process when the
- * endpoint is this machine (torchrun's is_host).
+ * c10d_conf.h: the c10d backend's --rdzv-conf keys (c10d_conf.c), with
+ * torchrun's defaults.
  */
-#ifndef CGRUN_C10D_H
-#define CGRUN_C10D_H
+#ifndef CGRUN_C10D_CONF_H
+#define CGRUN_C10D_CONF_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-struct event_base;
-struct agent_config;
-struct backend_cb;
 
 /* --rdzv-conf, with torchrun's defaults (all times in ms). */
 struct c10d_conf {
@@ -28,11 +23,5 @@ struct c10d_conf {
 /* Parse "k=v,k=v" (NULL: defaults); -1 with err on a bad value. */
 int	c10d_conf_parse(const char *, struct c10d_conf *, char *err,
 	    size_t errlen);
-/* Split "host", "host:port" or "[v6]:port"; -1 if malformed. */
-int	c10d_endpoint_parse(const char *ep, char *host, size_t hostlen,
-	    int *port, int defport);
 
-struct backend *c10d_new(struct event_base *, const struct agent_config *,
-	    const struct backend_cb *, char *err, size_t errlen);
-
-#endif /* CGRUN_C10D_H */
+#endif /* CGRUN_C10D_CONF_H */
