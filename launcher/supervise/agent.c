@@ -116,6 +116,7 @@ struct agent {
 	int			 nsigev;
 	struct event		*chld, *grace, *killwait, *kick;
 	int			 stop_sig, fwd_sig, nsigint;
+	int			 last_sig;	/* the latest stop signal */
 	int			 hup_ignored;	/* started under nohup */
 	int			 exit_status;
 	int			 by_signal;	/* exited for a signal */
@@ -299,11 +300,15 @@ act_done(struct agent *a)
 	a->bk->ops->workers_done(a->bk);
 }
 
-/* RUNNING/STOPPING + signal: forward it, stop, exit afterwards. */
+/*
+ * RUNNING/STOPPING + signal: forward it, stop, exit afterwards.  Each
+ * signal is forwarded as itself (a HUP or QUIT during a TERM stop stays
+ * a HUP or QUIT); the exit status stays the first signal's.
+ */
 static void
 act_stop_signal(struct agent *a)
 {
-	agent_stop(a, S_STOP_SIGNAL, a->stop_sig);
+	agent_stop(a, S_STOP_SIGNAL, a->last_sig);
 }
 
 /* RUNNING + second INT: stop for the signal with KILL at once. */
@@ -329,11 +334,19 @@ act_abandon(struct agent *a)
 	event_active(a->kick, EV_TIMEOUT, 0);
 }
 
-/* RUNNING + USR1/USR2: forward (workers decide, e.g. checkpoint). */
+/*
+ * RUNNING + USR1/USR2: forward (workers decide, e.g. checkpoint) to each
+ * worker's main process, as torchrun does: its helpers (DataLoader
+ * workers) keep the default action, which would kill them; the whole
+ * group only with --signal-group.
+ */
 static void
 act_forward(struct agent *a)
 {
-	attempt_signal(a->at, a->fwd_sig);
+	if (a->o->signal_group)
+		attempt_signal(a->at, a->fwd_sig);
+	else
+		attempt_signal_main(a->at, a->fwd_sig);
 }
 
 /* RDZV/DONE + signal: nothing runs; exit. */
@@ -542,6 +555,7 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (a->stop_sig == 0)
 		a->stop_sig = sig;
+	a->last_sig = sig;
 	agent_event(a, E_SIGSTOP);
 }
 

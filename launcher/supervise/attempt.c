@@ -215,6 +215,16 @@ attempt_signal(struct attempt *at, int sig)
 		worker_signal(at->w[i], sig);
 }
 
+/* Send sig to every worker's main process (not its group). */
+void
+attempt_signal_main(struct attempt *at, int sig)
+{
+	int i;
+
+	for (i = 0; at != NULL && i < at->nw; i++)
+		worker_signal_main(at->w[i], sig);
+}
+
 /* Failures from now on happen after cgrun stopped the workers. */
 void
 attempt_stopping(struct attempt *at)

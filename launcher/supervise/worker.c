@@ -334,6 +334,15 @@ worker_signal(const struct worker *w, int sig)
 		log_warn("killpg pid=%d sig=%d", (int)w->pid, sig);
 }
 
+/* kill the worker's main process only, while it is not reaped. */
+void
+worker_signal_main(const struct worker *w, int sig)
+{
+	if (w->pid > 0 && worker_unreaped(w) && kill(w->pid, sig) == -1 &&
+	    errno != ESRCH)
+		log_warn("kill pid=%d sig=%d", (int)w->pid, sig);
+}
+
 /* The worker's state. */
 enum worker_state
 worker_state(const struct worker *w)

@@ -71,6 +71,8 @@ void	worker_abandon(struct worker *, int kill_wait_secs);
 void	worker_skip(struct worker *);
 /* Send sig to the worker's process group (grandchildren too). */
 void	worker_signal(const struct worker *, int sig);
+/* Send sig to the main process only (not reaped yet). */
+void	worker_signal_main(const struct worker *, int sig);
 
 enum worker_state worker_state(const struct worker *);
 /* Whether it started and was not reaped yet (RUNNING or ABANDONED). */
