@@ -752,7 +752,8 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	}
 	if (endpoint_parse(o->rdzv_endpoint, c->host, sizeof(c->host),
 	    &c->port, C10D_DEFAULT_PORT) == -1) {
-		snprintf(err, errlen, "--rdzv-endpoint %s: expected HOST[:PORT]",
+		snprintf(err, errlen, "--rdzv-endpoint %s: expected HOST[:PORT] "
+		    "(IPv6: [ADDR]:PORT), the port a number in 1-65535",
 		    o->rdzv_endpoint ? o->rdzv_endpoint : "(none given)");
 		free(c);
 		return NULL;
