@@ -716,8 +716,13 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 		goto fail;
 	}
 	*status = CGRUN_EXIT_INTERNAL;
-	if (spawn_cmd_build(&a->cmd, o, err, errlen) == -1 ||
-	    logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
+	if (spawn_cmd_build(&a->cmd, o, err, errlen) == -1)
+		goto fail;
+	/* a program that cannot run fails once, before any rank is spawned */
+	if ((*status = spawn_cmd_check(&a->cmd, o, err, errlen)) != 0)
+		goto fail;
+	*status = CGRUN_EXIT_INTERNAL;
+	if (logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
 		goto fail;
 	*status = CGRUN_EXIT_RDZV;
 	if (agent_open_store(a, err, errlen) == -1)

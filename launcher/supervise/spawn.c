@@ -133,6 +133,77 @@ nomem:
 	return -1;
 }
 
+/* 0 if path is a regular file this process may execute, else an errno
+ * as execve() would give it (ENOENT, ENOTDIR, EACCES). */
+static int
+spawn_runnable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == -1)
+		return errno;
+	return S_ISREG(st.st_mode) && access(path, X_OK) == 0 ? 0 : EACCES;
+}
+
+/* spawn_runnable() of name as execvpe() finds it: a path, or on PATH. */
+static int
+spawn_runnable_on_path(const char *name)
+{
+	char buf[PATH_MAX], *path, *dir, *save = NULL;
+	const char *env = getenv("PATH");
+	int e = ENOENT;
+
+	if (strchr(name, '/') != NULL)
+		return spawn_runnable(name);
+	if ((path = strdup(env != NULL ? env : "/bin:/usr/bin")) == NULL)
+		return 0;	/* let exec decide */
+	for (dir = strtok_r(path, ":", &save); dir != NULL && e != 0;
+	    dir = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, sizeof(buf), "%s/%s", *dir ? dir : ".", name);
+		if (spawn_runnable(buf) == 0)
+			e = 0;
+	}
+	free(path);
+	return e;
+}
+
+/* The exit status of an exec errno: 127 not found, else 126 (as sh). */
+static int
+spawn_exec_status(int e)
+{
+	return e == ENOENT || e == ENOTDIR ? 127 : 126;
+}
+
+/*
+ * Whether the command can run at all, checked once before any worker is
+ * spawned (issue 18): the program itself, or the interpreter and the
+ * script it is given (not a module: -m names are python's to find).
+ * Returns 0, or 127 (not found) / 126 (found, cannot run) with err set.
+ */
+int
+spawn_cmd_check(const struct spawn_cmd *c, const struct cgrun_options *o,
+    char *err, size_t errlen)
+{
+	const char *prog = c->path ? c->path : c->argv[0], *script;
+	int e;
+
+	if ((e = spawn_runnable_on_path(prog)) != 0) {
+		snprintf(err, errlen, "could not execute %s%s: %s; no worker "
+		    "started", c->direct ? "" : "the interpreter (PYTHON_EXEC) ",
+		    prog, strerror(e));
+		return spawn_exec_status(e);
+	}
+	if (c->direct || o->module)
+		return 0;
+	script = spawn_cmd_name(c);
+	if (access(script, R_OK) == 0)
+		return 0;
+	e = errno;
+	snprintf(err, errlen, "could not open the script %s: %s; no worker "
+	    "started", script, strerror(e));
+	return spawn_exec_status(e);
+}
+
 /* Free a command. */
 void
 spawn_cmd_free(struct spawn_cmd *c)
