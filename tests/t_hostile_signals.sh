@@ -8,20 +8,12 @@
 #    QUIT reach the workers as TERM, HUP, QUIT (not TERM three times); the
 #    exit status stays the first signal's (128 + 15).
 : "${CGRUN_BIN:?}"
+. "${CGRUN_TOP:?}/tests/hostile/lib.sh"
 T=$(mktemp -d) || exit 1
 cd "$T" || exit 1
 agent=
 cleanup() { [ -n "$agent" ] && kill -9 "$agent" 2>/dev/null; cat pids helpers 2>/dev/null | xargs -r kill -9 2>/dev/null; rm -rf "$T"; }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; [ -f err ] && sed 's/^/  agent: /' err | tail -20; exit 1; }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-wait_for() {
-	limit=$(( $(now_ms) + $1 * 1000 )); shift
-	until "$@"; do
-		[ "$(now_ms)" -lt $limit ] || return 1
-		sleep 0.02
-	done
-}
 count_ready() { [ "$(cat ready.* 2>/dev/null | wc -l)" -ge "$1" ]; }
 agent_gone() { ! kill -0 "$agent" 2>/dev/null; }
 got_lines() { [ "$(cat got.* 2>/dev/null | wc -l)" -ge "$1" ]; }

@@ -17,6 +17,10 @@
  *   logdir.c      --log-dir or a temporary base, attempt and rank dirs.
  *   output.c      a worker's stream as whole prefixed lines.
  *   spawn.c       fork and exec of one worker process.
+ *   contain.c     everything the workers start (a cgroup v2 per job and
+ *                 its guard, or the subreaper's descendants): stopped
+ *                 when an attempt's workers are gone (agent_kick_cb),
+ *                 before the next attempt (act_spawn), at the job's end.
  *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
  *   report.c      the failure report and the exit status it implies.
  *
@@ -51,6 +55,7 @@
 #include "agent.h"
 #include "attempt.h"
 #include "backend.h"
+#include "contain.h"
 #include "exitcodes.h"
 #include "log.h"
 #include "logdir.h"
@@ -112,6 +117,7 @@ struct agent {
 	enum agent_state	 state;
 	struct round_info	 round;
 	struct attempt		*at;		/* the current attempt, or NULL */
+	struct contain		*contain;	/* all the job's processes */
 	struct event		*sigev[33];
 	int			 nsigev;
 	struct event		*chld, *grace, *killwait, *kick;
@@ -157,6 +163,7 @@ agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (!attempt_all_gone(a->at))
 		return;
+	contain_kill(a->contain);	/* what the workers left, gone too */
 	attempt_failures(a->at, &n);
 	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
 }
@@ -252,6 +259,7 @@ act_spawn(struct agent *a)
 	char err[512];
 
 	attempt_free(a->at);
+	contain_kill(a->contain);	/* nothing of the last attempt runs on */
 	memset(&c, 0, sizeof(c));
 	c.base = a->base;
 	c.opts = a->o;
@@ -261,6 +269,7 @@ act_spawn(struct agent *a)
 	c.logdir = &a->logdir;
 	c.nproc = a->nproc;
 	c.hup_ignored = a->hup_ignored;
+	c.contain = a->contain;
 	c.on_failed = agent_failed_cb;
 	c.on_all_gone = agent_all_gone_cb;
 	c.arg = a;
@@ -707,6 +716,10 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 	if (gethostname(a->host, sizeof(a->host)) == -1)
 		snprintf(a->host, sizeof(a->host), "localhost");
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if ((a->contain = contain_new()) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	a->grace = evtimer_new(base, agent_grace_cb, a);
 	a->killwait = evtimer_new(base, agent_killwait_cb, a);
 	a->kick = event_new(base, -1, 0, agent_kick_cb, a);
@@ -809,6 +822,7 @@ agent_run(struct agent *a)
 	/* Whatever is left in the workers' process groups (a background
 	 * child of a worker that exited 0) does not outlive the job. */
 	attempt_signal(a->at, SIGKILL);
+	contain_kill(a->contain);
 	agent_finish(a);
 	logdir_cleanup(&a->logdir);
 	return a->exit_status;
@@ -823,6 +837,7 @@ agent_free(struct agent *a)
 	if (a == NULL)
 		return;
 	attempt_free(a->at);
+	contain_free(a->contain);
 	if (a->bk != NULL)
 		a->bk->ops->free(a->bk);
 	if (a->store != NULL)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "attempt.h"
+#include "contain.h"
 #include "log.h"
 #include "logdir.h"
 #include "options.h"
@@ -65,6 +66,7 @@ attempt_new(const struct attempt_conf *c)
 	at->job.plan = c->plan;
 	at->job.cmd = c->cmd;
 	at->job.hup_ignored = c->hup_ignored;
+	at->job.cgroup_procs = contain_procs(c->contain);
 	at->job.filter_out = at->job.filter_err = -1;
 	at->job.on_gone = attempt_gone_cb;
 	at->job.arg = at;
@@ -199,9 +201,12 @@ attempt_reaped(struct attempt *at, pid_t pid, int status)
 	worker_reaped(w, status);
 	if (status != 0)
 		attempt_record_failure(at, w);
-	/* leftovers (a background grandchild) hold the pipes open */
-	if (worker_state(w) == WORKER_EXITED && attempt_all_reaped(at))
+	/* leftovers (a background grandchild, also outside the group: a
+	 * setsid daemon) hold the pipes open; contain.c finds them */
+	if (worker_state(w) == WORKER_EXITED && attempt_all_reaped(at)) {
 		attempt_signal(at, SIGTERM);
+		contain_signal(at->c.contain, SIGTERM);
+	}
 	return 1;
 }
 

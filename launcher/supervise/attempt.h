@@ -29,6 +29,7 @@ struct attempt_conf {
 	const struct logdir		*logdir;
 	int				 nproc;
 	int				 hup_ignored;
+	struct contain			*contain;	/* contain.h, or NULL */
 	/* the first failure of the attempt (why: "rank 1 exit code 3") */
 	void	(*on_failed)(void *arg, const char *why);
 	/* every worker is gone (called once, maybe inside another call) */

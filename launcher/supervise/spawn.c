@@ -301,6 +301,21 @@ child_reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* In the child: move into the job's cgroup (contain.c), so whatever the
+ * worker starts stays in it; a failure is said, the worker still runs. */
+static void
+child_enter_cgroup(const char *procs)
+{
+	int fd;
+
+	if ((fd = open(procs, O_WRONLY | O_CLOEXEC)) == -1 ||
+	    write(fd, "0", 1) != 1)
+		dprintf(2, "cgrun: cannot enter the job's cgroup %s: %s\n",
+		    procs, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 /* In the child: report errno through the exec pipe and exit 126/127. */
 static void __attribute__((noreturn))
 child_fail(int exec_wr, int err)
@@ -326,6 +341,8 @@ spawn_child(const struct spawn_req *r, char **argv, pid_t parent, int exec_wr)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(128 + SIGKILL);
+	if (r->cgroup_procs != NULL)	/* contain.c: before anything runs */
+		child_enter_cgroup(r->cgroup_procs);
 	if ((r->out_fd >= 0 && dup2(r->out_fd, 1) == -1) ||
 	    (r->err_fd >= 0 && dup2(r->err_fd, 2) == -1))
 		child_fail(exec_wr, errno);

@@ -41,6 +41,7 @@ struct spawn_req {
 	int			 out_fd, err_fd;	/* the child's fd 1 and 2 */
 	const struct plan	*plan;			/* or NULL */
 	int			 hup_ignored;	/* keep SIGHUP ignored (nohup) */
+	const char		*cgroup_procs;	/* enter this cgroup, or NULL */
 };
 
 /*

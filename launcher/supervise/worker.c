@@ -242,6 +242,7 @@ worker_spawn(struct worker *w, int fd1, int fd2, char *err, size_t errlen)
 	req.err_fd = fd2;
 	req.plan = job->plan;
 	req.hup_ignored = job->hup_ignored;
+	req.cgroup_procs = job->cgroup_procs;
 	if (fd1 == -1 || fd2 == -1 || env == NULL)
 		snprintf(err, errlen, "worker %d: %s", w->lr, strerror(errno));
 	else

@@ -49,6 +49,7 @@ struct worker_job {
 	const struct plan		*plan;		/* or NULL */
 	const struct spawn_cmd		*cmd;
 	int				 hup_ignored;	/* nohup */
+	const char			*cgroup_procs;	/* contain.h, or NULL */
 	int				 filter_out;	/* filtered_*.log, or -1 */
 	int				 filter_err;
 	void				(*on_gone)(void *arg);
