@@ -249,8 +249,9 @@ c10d_progress(struct c10d *c, const struct rdzv_msg *m)
 	c->shown_role = m->role;
 	if (m->role == RDZV_ROLE_SPARE) {
 		log_warnx("rendezvous %s round %u: %u/%u nodes running; this "
-		    "node waits as a spare", c->run_id, m->round, m->joined,
-		    m->max_nodes);
+		    "node waits as a spare (if that is another job using the "
+		    "same --rdzv-id, this one will not run: give each job its "
+		    "own id)", c->run_id, m->round, m->joined, m->max_nodes);
 		return;
 	}
 	if (m->last_call_ms != RDZV_NO_DEADLINE)

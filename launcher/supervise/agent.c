@@ -126,6 +126,7 @@ struct agent {
 	int			 hup_ignored;	/* started under nohup */
 	int			 exit_status;
 	int			 by_signal;	/* exited for a signal */
+	int			 ran;		/* an attempt was started */
 	char			 why[512];
 	int			 bk_status;
 	struct logdir		 logdir;
@@ -274,6 +275,7 @@ act_spawn(struct agent *a)
 	c.on_all_gone = agent_all_gone_cb;
 	c.arg = a;
 	agent_enter(a, S_RUNNING);
+	a->ran = 1;
 	if ((a->at = attempt_new(&c)) == NULL)
 		snprintf(err, sizeof(err), "out of memory");
 	if (a->at == NULL || attempt_start(a->at, err, sizeof(err)) == -1) {
@@ -438,6 +440,26 @@ act_finished(struct agent *a)
 	agent_exit(a, CGRUN_EXIT_OK);
 }
 
+/*
+ * RDZV + finished: the job ended without this agent ever running a worker
+ * (it waited as a spare).  Never a success: a scheduler would record
+ * training that did not happen, e.g. when two runs share one --rdzv-id.
+ */
+static void
+act_finished_unused(struct agent *a)
+{
+	if (a->ran) {	/* between rounds of a job it took part in */
+		act_finished(a);
+		return;
+	}
+	a->bk_status = CGRUN_EXIT_RDZV;
+	snprintf(a->why, sizeof(a->why), "rendezvous %s finished without this "
+	    "node ever running a worker (it waited as a spare); if that was "
+	    "another job using the same id, give each job its own --rdzv-id",
+	    a->o->rdzv_id ? a->o->rdzv_id : "(none)");
+	agent_exit(a, CGRUN_EXIT_RDZV);
+}
+
 /* One cell: the action, and for act_ignore why the event is ignored. */
 struct agent_cell {
 	agent_action	 fn;
@@ -446,8 +468,9 @@ struct agent_cell {
 
 #define DO(f)		{ f, NULL }
 #define IGNORE(w)	{ act_ignore, w }
-/* RDZV and DONE: no workers; they differ only in what a restart does. */
-#define IDLE_ROW(restart) {						\
+/* RDZV and DONE: no workers; they differ in what a restart and the end
+ * of the job do. */
+#define IDLE_ROW(restart, finished) {					\
 	[E_ROUND] = DO(act_spawn),					\
 	[E_FAILED] = IGNORE("no workers running"),			\
 	[E_SUCCEEDED] = IGNORE("workers already gone"),			\
@@ -459,7 +482,7 @@ struct agent_cell {
 	[E_KILLWAIT] = IGNORE("not stopping"),				\
 	[E_BK_RESTART] = restart,					\
 	[E_BK_FAIL] = DO(act_exit_bkfail),				\
-	[E_BK_FINISHED] = DO(act_finished),				\
+	[E_BK_FINISHED] = DO(finished),					\
 }
 
 /* The four stopping states: they differ in what follows "all gone". */
@@ -484,7 +507,7 @@ struct agent_cell {
  * when nothing runs, else stop the workers for the signal).
  */
 static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
-	[S_RDZV] = IDLE_ROW(IGNORE("already rejoining")),
+	[S_RDZV] = IDLE_ROW(IGNORE("already rejoining"), act_finished_unused),
 	[S_RUNNING] = {
 		[E_ROUND] = IGNORE("no round was asked for"),
 		[E_FAILED] = DO(act_stop_failure),
@@ -504,7 +527,7 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 	[S_STOP_SIGNAL] = STOPPING_ROW(act_stopped_signal,
 	    act_stop_bkfail_signalled),
 	[S_STOP_BKFAIL] = STOPPING_ROW(act_stopped_bkfail, act_stop_bkfail),
-	[S_DONE] = IDLE_ROW(DO(act_rejoin)),
+	[S_DONE] = IDLE_ROW(DO(act_rejoin), act_finished),
 	[S_EXIT] = {
 		[0 ... E_NEVENTS - 1] = IGNORE("exiting"),
 	},
