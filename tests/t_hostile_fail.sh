@@ -6,7 +6,8 @@
 : "${CGRUN_BIN:?}"
 T=$(mktemp -d) || exit 1
 cd "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
+hold=
+trap '[ -n "$hold" ] && kill "$hold" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; sed 's/^/  cgrun: /' err 2>/dev/null | tail -10; exit 1; }
 # The interpreter records every call: a missing script must never reach it.
 cat > py.sh <<'P'
@@ -62,4 +63,33 @@ for ep in 127.0.0.1:0 a:b:c ::1:32100 '[notv6]:29400'; do
 	grep -qF -- "$ep" err || fail "--rdzv-endpoint=$ep: not named"
 done
 echo "impossible c10d endpoints refused with 2"
+
+# An unreachable endpoint (refused, or a connect that hangs) with
+# is_host=false: said at once when retrying, given up within join_timeout
+# (or read_timeout, the shorter), the endpoint and the timeout named.
+# unreachable EP CONF WANT-MS: exit 75 within WANT-MS + 1.5 s.
+unreachable() {
+	t0=$(date +%s%N)
+	timeout 100 "$CGRUN_BIN" --nnodes=2 --rdzv-id=hostile \
+	    --rdzv-backend=c10d --rdzv-endpoint="$1" \
+	    --rdzv-conf="is_host=false,$2" ok.py > out 2> err
+	rc=$? ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	[ "$rc" = 75 ] || fail "unreachable $1 ($2): exit $rc, want 75"
+	[ "$ms" -lt $(($3 + 1500)) ] || fail "unreachable $1 ($2): took $ms ms, want about $3"
+	grep -q "cannot reach the rendezvous endpoint $1 within" err ||
+	    fail "unreachable $1: the endpoint is not named"
+}
+python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' > free.port
+free=$(cat free.port)
+unreachable "127.0.0.1:$free" join_timeout=2 2000
+grep -q "retrying, giving up if not connected within 2.0 s (join_timeout)" err ||
+	fail "refused endpoint: no line saying it retries and for how long"
+unreachable "127.0.0.1:$free" read_timeout=1.5 1500
+grep -q "(read_timeout)" err || fail "refused endpoint: read_timeout not named"
+python3 "${CGRUN_TOP:?}/tests/hostile/full_backlog.py" > full.port &
+hold=$!
+i=0; until [ -s full.port ]; do [ $i -ge 100 ] && fail "no backlog server"; sleep 0.05; i=$((i + 1)); done
+unreachable "127.0.0.1:$(cat full.port)" join_timeout=2 2000
+kill "$hold"; hold=
+echo "unreachable endpoints: said at once, given up within the timeout"
 echo ok
