@@ -60,6 +60,7 @@
 #include "log.h"
 #include "logdir.h"
 #include "options.h"
+#include "output.h"
 #include "report.h"
 #include "round.h"
 #include "spawn.h"
@@ -846,6 +847,7 @@ agent_run(struct agent *a)
 	 * child of a worker that exited 0) does not outlive the job. */
 	attempt_signal(a->at, SIGKILL);
 	contain_kill(a->contain);
+	output_report_losses();
 	agent_finish(a);
 	logdir_cleanup(&a->logdir);
 	return a->exit_status;

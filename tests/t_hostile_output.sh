@@ -1,0 +1,33 @@
+#!/bin/sh
+# Output loss is said (issue 18 item 5): when cgrun's stdout is a pipe
+# whose reader is gone (EPIPE) or was closed when cgrun started, the first
+# loss is said at once on stderr and the total at the end, naming stdout
+# and why; the exit status stays the job's (0 here, cgrun.1 Output); a
+# stdout that works says nothing.
+: "${CGRUN_BIN:?}"
+T=$(mktemp -d) || exit 1
+cd "$T" || exit 1
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; sed 's/^/  cgrun: /' err 2>/dev/null | tail -10; exit 1; }
+job="--nproc-per-node=2 --no-python sh -c"
+
+# The reader goes away before the workers write (EPIPE).
+{ "$CGRUN_BIN" $job 'sleep 0.5; seq 3' 2> err; echo $? > rc; } | true
+[ "$(cat rc)" = 0 ] || fail "EPIPE: exit $(cat rc), want 0 (the job's)"
+grep -q "worker output to stdout is being lost: Broken pipe" err || fail "EPIPE: the loss is not said"
+[ "$(grep -c 'is being lost' err)" = 1 ] || fail "EPIPE: said more than once"
+grep -q "bytes of worker output could not be written to stdout: Broken pipe" err ||
+	fail "EPIPE: no total at the end"
+echo "a closed pipe: said once, and the total"
+
+# stdout closed when cgrun starts.
+"$CGRUN_BIN" $job 'seq 3' >&- 2> err || fail "closed stdout: exit $?"
+grep -q "could not be written to stdout: it was closed when cgrun started" err ||
+	fail "closed stdout: the loss is not said"
+echo "a closed stdout: said"
+
+# A working stdout: no word about losses.
+"$CGRUN_BIN" $job 'seq 3' > out 2> err || fail "exit $?"
+[ "$(grep -c '^\[rank' out)" = 6 ] || fail "lines lost: $(cat out)"
+! grep -q "lost\|could not be written" err || fail "a loss reported on a working stdout"
+echo ok
