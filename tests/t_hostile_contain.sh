@@ -5,7 +5,8 @@
 # 2. a setsid child of a worker that exited 0 is dead when cgrun exits;
 # 3. after kill -9 of cgrun, its workers' setsid and background children
 #    die within 5 s (the cgroup guard; only where cgrun may create a
-#    cgroup v2: root or a delegated subtree).
+#    cgroup v2: root or a delegated subtree); with the subreaper only, the
+#    guard still kills the workers' process groups (background children).
 # 1 and 2 run twice: with the cgroup (when possible) and with the
 # subreaper fallback (CGRUN_NO_CGROUP=1), each mode named at -v.
 : "${CGRUN_BIN:?}"
@@ -66,6 +67,26 @@ if grep -q "containment: cgroup" err; then
 	mode=cgroup
 	run_mode cgroup
 fi
+
+# 3a. kill -9 of cgrun in subreaper mode: the guard kills the workers'
+#     process groups (a background child that ignores TERM); a setsid
+#     child is out of reach there (cgrun.1), so it is not asserted.
+rm -f pids ready.* bg
+cat > bgworker.sh <<'B'
+#!/bin/sh
+sh -c "trap '' TERM; exec sleep 300" & echo $! >> bg
+echo ready > ready.$LOCAL_RANK
+while :; do sleep 0.05; done
+B
+chmod +x bgworker.sh
+CGRUN_NO_CGROUP=1 "$CGRUN_BIN" --nproc-per-node=2 --no-python ./bgworker.sh \
+    > out 2> err &
+agent=$!
+wait_for 10 ready 2 || fail "subreaper kill9: workers did not start"
+kill -9 "$agent"; wait "$agent" 2>/dev/null; agent=
+cp bg pids
+wait_for 5 pids_dead || fail "subreaper: kill -9 of cgrun: background children alive 5 s later: $(cat bg)"
+echo "subreaper: kill -9 of cgrun kills the workers' process groups"
 
 # 3. kill -9 of cgrun (cgroup mode only).
 if [ $mode = cgroup ]; then

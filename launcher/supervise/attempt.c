@@ -119,11 +119,13 @@ attempt_start(struct attempt *at, char *err, size_t errlen)
 		return -1;
 	}
 	attempt_open_filters(at, dir);
-	for (i = 0; i < at->nw; i++)
+	for (i = 0; i < at->nw; i++) {
 		if (worker_start(at->w[i], dir, err, errlen) == -1) {
 			attempt_skip_rest(at);
 			return -1;
 		}
+		contain_track(at->c.contain, worker_pid(at->w[i]));
+	}
 	log_info("workers started attempt=%d round=%u nproc=%d world_size=%d "
 	    "rank_base=%d master=%s:%d", ri->restart_count, ri->round, at->nw,
 	    ri->world_size, ri->rank_base, ri->master_addr, ri->master_port);

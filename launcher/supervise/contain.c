@@ -13,10 +13,11 @@
  *              removes the cgroup.
  *   subreaper  no cgroup cgrun may use: cgrun is a child subreaper, so
  *              orphans of the workers become its children; stopping walks
- *              /proc for cgrun's descendants and signals them.  After a
- *              SIGKILL of cgrun only the workers themselves die (their
- *              parent-death signal); what they started outside their
- *              process group is not contained.
+ *              /proc for cgrun's descendants and signals them.  The guard
+ *              is told each worker's process group (contain_track) and
+ *              forgets them once the attempt's leftovers are killed; when
+ *              cgrun dies it kills the groups it knows.  What a worker
+ *              started outside its group (setsid) then runs on.
  *
  * Every wait is bounded (CONTAIN_WAIT_MS) and names what it waited for.
  */
@@ -41,6 +42,7 @@
 #define CONTAIN_POLL_MS		5
 #define CONTAIN_MAX_PIDS	65536	/* processes read from /proc */
 #define CONTAIN_MAX_MINE	4096	/* descendants found (subreaper) */
+#define CONTAIN_MAX_GROUPS	4096	/* process groups the guard keeps */
 
 struct contain {
 	char	 dir[PATH_MAX];		/* the job's cgroup, or "" */
@@ -189,16 +191,42 @@ contain_cgroup_empty(const char *dir)
 }
 
 /*
+ * The guard's reading loop until EOF: each int32 on the pipe is a worker's
+ * process group to kill when cgrun dies (0: forget them all, the attempt
+ * is over); returns how many groups it holds.
+ */
+static int
+contain_guard_read(int rfd, pid_t *groups)
+{
+	int32_t v;
+	ssize_t n;
+	int ng = 0;
+
+	for (;;) {
+		n = read(rfd, &v, sizeof(v));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(v))
+			return ng;	/* EOF: cgrun is gone */
+		if (v == 0)
+			ng = 0;
+		else if (v > 0 && ng < CONTAIN_MAX_GROUPS)
+			groups[ng++] = (pid_t)v;
+	}
+}
+
+/*
  * The guard: in its own session (terminal signals are not for it), every
  * catchable signal ignored, every fd but the pipe closed; when the pipe
- * hits EOF (cgrun exited or was killed) it empties and removes the cgroup.
+ * hits EOF (cgrun exited or was killed) it kills the groups it was told
+ * of and empties and removes the cgroup.
  */
 static void __attribute__((noreturn))
 contain_guard(int rfd, const char *dir)
 {
+	static pid_t groups[CONTAIN_MAX_GROUPS];
 	sigset_t none;
-	char b;
-	int sig;
+	int sig, ng, i;
 
 	setsid();
 	for (sig = 1; sig < NSIG; sig++)
@@ -209,10 +237,13 @@ contain_guard(int rfd, const char *dir)
 	if (rfd > 3)
 		syscall(SYS_close_range, 3, rfd - 1, 0);
 	syscall(SYS_close_range, rfd + 1, ~0U, 0);
-	while (read(rfd, &b, 1) == -1 && errno == EINTR)
-		;
-	contain_cgroup_empty(dir);
-	rmdir(dir);
+	ng = contain_guard_read(rfd, groups);
+	for (i = 0; i < ng; i++)
+		kill(-groups[i], SIGKILL);
+	if (*dir != '\0') {
+		contain_cgroup_empty(dir);
+		rmdir(dir);
+	}
 	_exit(0);
 }
 
@@ -225,6 +256,7 @@ contain_start_guard(struct contain *c)
 
 	if (pipe2(p, O_CLOEXEC) == -1)
 		return -1;
+	fcntl(p[1], F_SETFL, O_NONBLOCK);	/* contain_track never blocks */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	c->guard = fork();
@@ -294,9 +326,12 @@ contain_new(void)
 		    (int)c->guard);
 		return c;
 	}
+	if (contain_start_guard(c) == -1)
+		log_warn("containment: cannot start the guard");
 	log_info("containment: subreaper only: %s; what workers start outside "
 	    "their process group is stopped at the end of each attempt, but "
-	    "not if cgrun itself is killed", c->why);
+	    "if cgrun itself is killed only their process groups are (guard "
+	    "pid=%d)", c->why, (int)c->guard);
 	return c;
 }
 
@@ -305,6 +340,20 @@ const char *
 contain_procs(const struct contain *c)
 {
 	return c != NULL && c->procs[0] != '\0' ? c->procs : NULL;
+}
+
+/* Subreaper mode: tell the guard a worker's process group (0: forget
+ * them all).  Never blocks: a full pipe drops the news (logged). */
+void
+contain_track(struct contain *c, pid_t pgid)
+{
+	int32_t v = (int32_t)pgid;
+
+	if (c == NULL || c->dir[0] != '\0' || c->guard_fd < 0)
+		return;
+	if (write(c->guard_fd, &v, sizeof(v)) != (ssize_t)sizeof(v))
+		log_warn("containment: cannot tell the guard group=%d",
+		    (int)pgid);
 }
 
 /* Whether pid's state is Z (a zombie: dead, waiting to be reaped). */
@@ -329,13 +378,13 @@ contain_in(const pid_t *set, int n, pid_t v)
 }
 
 /*
- * Signal every live descendant of this process (subreaper mode): one pass
- * over /proc reads each process's parent; the descendants (few: at most
- * CONTAIN_MAX_MINE) are then found by passes over that table.  Returns
- * how many were signalled.
+ * Signal every live descendant of this process but the guard (subreaper
+ * mode): one pass over /proc reads each process's parent; the descendants
+ * (few: at most CONTAIN_MAX_MINE) are then found by passes over that
+ * table.  Returns how many were signalled.
  */
 static int
-contain_descendants(int sig)
+contain_descendants(pid_t guard, int sig)
 {
 	static pid_t pid[CONTAIN_MAX_PIDS], ppid[CONTAIN_MAX_PIDS];
 	static char zombie[CONTAIN_MAX_PIDS];
@@ -368,7 +417,8 @@ contain_descendants(int sig)
 			    !contain_in(mine, m, pid[i])) {
 				mine[m++] = pid[i];
 				grew = 1;
-				if (!zombie[i] && kill(pid[i], sig) == 0)
+				if (!zombie[i] && pid[i] != guard &&
+				    kill(pid[i], sig) == 0)
 					hit++;
 			}
 	} while (grew);
@@ -385,7 +435,7 @@ contain_signal(struct contain *c, int sig)
 	if (c == NULL)
 		return;
 	if (c->dir[0] == '\0') {
-		n = contain_descendants(sig);
+		n = contain_descendants(c->guard, sig);
 	} else {
 		snprintf(path, sizeof(path), "%s/cgroup.procs", c->dir);
 		if (contain_read(path, buf, sizeof(buf)) > 0)
@@ -420,7 +470,7 @@ contain_kill(struct contain *c)
 			    c->dir, CONTAIN_WAIT_MS);
 		return;
 	}
-	for (waited = 0; contain_descendants(SIGKILL) > 0; waited +=
+	for (waited = 0; contain_descendants(c->guard, SIGKILL) > 0; waited +=
 	    CONTAIN_POLL_MS) {
 		if (waited >= CONTAIN_WAIT_MS) {
 			log_warnx("left-over processes still alive %dms after "
@@ -429,6 +479,7 @@ contain_kill(struct contain *c)
 		}
 		contain_nap(CONTAIN_POLL_MS);
 	}
+	contain_track(c, 0);	/* the groups are empty: the guard forgets */
 }
 
 /* Kill what is left, remove the cgroup, let the guard go. */

@@ -8,6 +8,8 @@
 #ifndef CGRUN_CONTAIN_H
 #define CGRUN_CONTAIN_H
 
+#include <sys/types.h>
+
 struct contain;
 
 /* The job's containment (cgroup, else subreaper; CGRUN_NO_CGROUP=1 forces
@@ -15,6 +17,9 @@ struct contain;
 struct contain *contain_new(void);
 /* The cgroup.procs file a worker writes "0" to before exec, or NULL. */
 const char *contain_procs(const struct contain *);
+/* Subreaper mode: the guard kills worker process group pgid if cgrun
+ * dies (0: forget them all); a no-op with a cgroup. */
+void	contain_track(struct contain *, pid_t pgid);
 /* Send sig to every process left (the workers themselves are reaped). */
 void	contain_signal(struct contain *, int sig);
 /* SIGKILL every process left and wait until none is alive (bounded). */
