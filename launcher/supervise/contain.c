@@ -377,9 +377,70 @@ contain_in(const pid_t *set, int n, pid_t v)
 	return 0;
 }
 
+/* Append the children of every thread of pid (/proc/PID/task/TID/children)
+ * to set (n entries, max room); -1 when the kernel has no such files. */
+static int
+contain_children(pid_t pid, pid_t *set, int *n, int max)
+{
+	char path[96], buf[4096], *p, *end;
+	struct dirent *de;
+	DIR *d;
+	long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return 0;	/* gone meanwhile */
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children",
+		    (int)pid, de->d_name);
+		if (contain_read(path, buf, sizeof(buf)) == -1 &&
+		    errno == ENOENT && pid == getpid()) {
+			closedir(d);
+			return -1;	/* no CONFIG_PROC_CHILDREN */
+		}
+		for (p = buf; *n < max; p = end) {
+			v = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (!contain_in(set, *n, (pid_t)v))
+				set[(*n)++] = (pid_t)v;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+/* The descendants of this process, breadth first from its children
+ * files (few reads); -1 when the kernel has none (walk all of /proc). */
+static int
+contain_descendants_fast(pid_t *set, int max)
+{
+	int n = 0, i;
+
+	if (contain_children(getpid(), set, &n, max) == -1)
+		return -1;
+	for (i = 0; i < n; i++)
+		contain_children(set[i], set, &n, max);
+	return n;
+}
+
+/* Whether pid is a zombie (or gone). */
+static int
+contain_dead(pid_t pid)
+{
+	char path[64], buf[512];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return contain_read(path, buf, sizeof(buf)) <= 0 ||
+	    contain_zombie(buf);
+}
+
 /*
  * Signal every live descendant of this process but the guard (subreaper
- * mode): one pass over /proc reads each process's parent; the descendants
+ * mode), found from the children files, else (older kernels) by one pass
+ * over /proc that reads each process's parent; the descendants
  * (few: at most CONTAIN_MAX_MINE) are then found by passes over that
  * table.  Returns how many were signalled.
  */
@@ -395,6 +456,14 @@ contain_descendants(pid_t guard, int sig)
 	DIR *d;
 	int n = 0, m = 1, i, grew, hit = 0;
 
+	if ((n = contain_descendants_fast(mine, CONTAIN_MAX_MINE)) >= 0) {
+		for (i = 0; i < n; i++)
+			if (mine[i] != guard && !contain_dead(mine[i]) &&
+			    kill(mine[i], sig) == 0)
+				hit++;
+		return hit;
+	}
+	n = 0;
 	if ((d = opendir("/proc")) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL && n < CONTAIN_MAX_PIDS) {

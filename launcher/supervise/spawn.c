@@ -193,9 +193,9 @@ spawn_cmd_check(const struct spawn_cmd *c, const struct cgrun_options *o,
 		    prog, strerror(e));
 		return spawn_exec_status(e);
 	}
-	if (c->direct || o->module)
-		return 0;
 	script = spawn_cmd_name(c);
+	if (c->direct || o->module || strchr(script, '$') != NULL)
+		return 0;	/* a ${local_rank} template: per rank */
 	if (access(script, R_OK) == 0)
 		return 0;
 	e = errno;
