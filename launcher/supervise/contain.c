@@ -282,7 +282,9 @@ contain_cgroup(struct contain *c)
 		return -1;
 	snprintf(c->dir, sizeof(c->dir), "%.*s/cgrun.%d", PATH_MAX - 32, own,
 	    (int)getpid());
-	if (mkdir(c->dir, 0755) == -1) {
+	/* an empty one left by an earlier cgrun of this pid goes first */
+	if (mkdir(c->dir, 0755) == -1 && (errno != EEXIST ||
+	    rmdir(c->dir) == -1 || mkdir(c->dir, 0755) == -1)) {
 		snprintf(c->why, sizeof(c->why), "cannot create %.150s: %s",
 		    c->dir, strerror(errno));
 		c->dir[0] = '\0';
