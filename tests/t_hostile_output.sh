@@ -3,7 +3,8 @@
 # whose reader is gone (EPIPE) or was closed when cgrun started, the first
 # loss is said at once on stderr and the total at the end, naming stdout
 # and why; the exit status stays the job's (0 here, cgrun.1 Output); a
-# stdout that works says nothing.
+# stdout whose reader stops reading holds cgrun at most 10 s; a stdout
+# that works says nothing.
 : "${CGRUN_BIN:?}"
 T=$(mktemp -d) || exit 1
 cd "$T" || exit 1
@@ -25,6 +26,24 @@ echo "a closed pipe: said once, and the total"
 grep -q "could not be written to stdout: it was closed when cgrun started" err ||
 	fail "closed stdout: the loss is not said"
 echo "a closed stdout: said"
+
+# A reader that stops reading (stdout full): cgrun is not stopped by it
+# (it stays able to handle signals and keep-alives): it waits 10 s, then
+# drops what does not fit, says so, and the job ends with its own status.
+rm -f rc
+{ "$CGRUN_BIN" $job 'head -c 400000 /dev/zero | tr "\0" x | fold -w 100' \
+    2> err; echo $? > rc; } | sleep 60 &
+reader=$!
+i=0
+until [ -s rc ]; do
+	[ $i -ge 300 ] && { kill "$reader"; fail "full stdout: cgrun still blocked after 30 s"; }
+	sleep 0.1; i=$((i + 1))
+done
+kill "$reader" 2>/dev/null	# the sleep: $! of a pipeline is its last command
+[ "$(cat rc)" = 0 ] || fail "full stdout: exit $(cat rc), want 0"
+grep -q "worker output to stdout is being lost: it stayed full for 10 s" err ||
+	fail "full stdout: the loss is not said"
+echo "a full stdout: cgrun goes on, the loss said"
 
 # A working stdout: no word about losses.
 "$CGRUN_BIN" $job 'seq 3' > out 2> err || fail "exit $?"

@@ -18,6 +18,8 @@
 #include "output.h"
 
 #define OUTPUT_FILTERS_MAX	32	/* --duplicate-*-filters entries */
+#define OUTPUT_STUCK_MS		10000	/* wait for room in a full sink */
+#define OUTPUT_PIPE_CHUNK	4096	/* one pipe page: fits once POLLOUT */
 
 struct output {
 	struct event	*ev;
@@ -45,8 +47,9 @@ static struct output_loss {
 	unsigned long long	 bytes;
 	int			 err;		/* errno of the first loss */
 	int			 closed;	/* closed when cgrun started */
-} output_losses[3] = { { "stdout", 0, 0, 0 }, { "stderr", 0, 0, 0 },
-	{ "a log file", 0, 0, 0 } };
+	int			 stuck;		/* full for 10 s: do not wait */
+} output_losses[3] = { { "stdout", 0, 0, 0, 0 }, { "stderr", 0, 0, 0, 0 },
+	{ "a log file", 0, 0, 0, 0 } };
 
 /* The loss record of fd: 1 stdout, 2 stderr, any other a log file. */
 static struct output_loss *
@@ -100,36 +103,50 @@ output_report_losses(void)
 			    output_loss_why(&output_losses[i]));
 }
 
-/* Write all of buf to fd; waits (bounded) while a pipe is full; what
- * cannot be written is counted and said (output_lost). */
+/*
+ * Write all of buf to fd; what cannot be written is counted and said
+ * (output_lost).  cgrun's console may be a blocking pipe whose reader
+ * stopped: a blocking write() there would stop the whole agent (signals,
+ * keep-alives), so each piece of at most OUTPUT_PIPE_CHUNK bytes is
+ * written only once poll() says there is room (a pipe page), waiting at
+ * most OUTPUT_STUCK_MS; a sink stuck that long is not waited for again
+ * until a write to it succeeds.
+ */
 void
 output_write_all(int fd, const void *buf, size_t len)
 {
+	struct output_loss *l = output_loss_of(fd);
 	const char *p = buf;
 	struct pollfd pfd;
 	ssize_t n;
+	int r;
 
-	if (fd <= 2 && output_loss_of(fd)->closed) {
+	if (fd <= 2 && l->closed) {
 		output_lost(fd, EBADF, len);
 		return;
 	}
 	while (len > 0) {
-		n = write(fd, p, len);
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if ((r = poll(&pfd, 1, l->stuck ? 0 : OUTPUT_STUCK_MS)) == -1 &&
+		    errno == EINTR)
+			continue;
+		if (r == 0) {
+			l->stuck = 1;
+			output_lost(fd, EAGAIN, len);
+			return;
+		}
+		n = write(fd, p, len < OUTPUT_PIPE_CHUNK ? len :
+		    OUTPUT_PIPE_CHUNK);
 		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
+			l->stuck = 0;
 			continue;
 		}
-		if (n == -1 && errno == EINTR)
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		if (n == -1 && errno == EAGAIN) {
-			pfd.fd = fd;
-			pfd.events = POLLOUT;
-			if (poll(&pfd, 1, 10000) > 0)
-				continue;
-			errno = EAGAIN;
-		}
-		/* EPIPE, closed console, disk full, or stuck 10 s */
+		/* EPIPE, closed console, disk full */
 		output_lost(fd, n == 0 ? EIO : errno, len);
 		return;
 	}
