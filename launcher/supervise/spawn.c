@@ -15,53 +15,62 @@
 
 #include "options.h"
 #include "placement.h"
+#include "shebang.h"
 #include "spawn.h"
 #include "template.h"
 
 #define SPAWN_ARGV_MAX	65536	/* arguments of one worker command */
 
-/* Whether path is a regular executable file starting with ELF magic or #!. */
+/*
+ * What path is: SPAWN_NOT_PROGRAM, SPAWN_PROGRAM (an executable ELF file or
+ * #! script) or SPAWN_PYTHON_SCRIPT (an executable script whose #! line
+ * names a Python interpreter: it runs under $PYTHON_EXEC, as torchrun
+ * would run it, not under whatever python its #! line finds).
+ */
 int
 spawn_is_program(const char *path)
 {
-	unsigned char magic[4];
+	char head[SHEBANG_LINE_MAX];
 	struct stat st;
 	ssize_t n;
 	int fd;
 
 	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    access(path, X_OK) == -1)
-		return 0;
+		return SPAWN_NOT_PROGRAM;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, magic, sizeof(magic));
+		return SPAWN_NOT_PROGRAM;
+	n = read(fd, head, sizeof(head));
 	close(fd);
-	if (n >= 2 && magic[0] == '#' && magic[1] == '!')
-		return 1;
-	return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
+	if (n >= 2 && head[0] == '#' && head[1] == '!')
+		return shebang_names_python(head, (size_t)n) ?
+		    SPAWN_PYTHON_SCRIPT : SPAWN_PROGRAM;
+	return n >= 4 && memcmp(head, "\177ELF", 4) == 0 ? SPAWN_PROGRAM :
+	    SPAWN_NOT_PROGRAM;
 }
 
 /*
  * Find name as a program: as a path when it has a '/', else in the current
- * directory, else on PATH.  Returns a malloc'd path or NULL.
+ * directory, else on PATH.  Returns a malloc'd path (its spawn_is_program()
+ * kind in *kind) or NULL.
  */
 static char *
-spawn_find_program(const char *name)
+spawn_find_program(const char *name, int *kind)
 {
 	char buf[PATH_MAX], *path, *dir, *save = NULL;
 	const char *env;
 
 	if (strchr(name, '/') != NULL)
-		return spawn_is_program(name) ? strdup(name) : NULL;
+		return (*kind = spawn_is_program(name)) ? strdup(name) : NULL;
 	snprintf(buf, sizeof(buf), "./%s", name);
-	if (spawn_is_program(buf))
+	if ((*kind = spawn_is_program(buf)) != SPAWN_NOT_PROGRAM)
 		return strdup(buf);
 	if ((env = getenv("PATH")) == NULL || (path = strdup(env)) == NULL)
 		return NULL;
 	for (dir = strtok_r(path, ":", &save); dir != NULL;
 	    dir = strtok_r(NULL, ":", &save)) {
 		snprintf(buf, sizeof(buf), "%s/%s", *dir ? dir : ".", name);
-		if (spawn_is_program(buf)) {
+		if ((*kind = spawn_is_program(buf)) != SPAWN_NOT_PROGRAM) {
 			free(path);
 			return strdup(buf);
 		}
@@ -93,15 +102,17 @@ cmd_push(struct spawn_cmd *c, const char *arg)
 
 /*
  * Decide how to run the script: python [-u] [-m] SCRIPT, or SCRIPT itself
- * with --no-python or when it is a compiled program or a #! script.
+ * with --no-python or when it is a compiled program or a #! script that
+ * does not name python.  A Python #! script found on PATH (not in the
+ * current directory) is given to python by the path where it was found.
  */
 int
 spawn_cmd_build(struct spawn_cmd *c, const struct cgrun_options *o, char *err,
     size_t errlen)
 {
-	const char *py = getenv("PYTHON_EXEC");
+	const char *py = getenv("PYTHON_EXEC"), *script = o->script;
 	char *prog = NULL;
-	int i;
+	int i, kind = SPAWN_NOT_PROGRAM;
 
 	memset(c, 0, sizeof(*c));
 	if ((c->argv = calloc((size_t)o->nscript_args + 5, sizeof(char *))) ==
@@ -109,18 +120,23 @@ spawn_cmd_build(struct spawn_cmd *c, const struct cgrun_options *o, char *err,
 		goto nomem;
 	if (!o->no_python && !o->module && !o->run_path &&
 	    !ends_with(o->script, ".py"))
-		prog = spawn_find_program(o->script);
-	if (o->no_python || prog != NULL) {
+		prog = spawn_find_program(o->script, &kind);
+	if (o->no_python || kind == SPAWN_PROGRAM) {
 		c->direct = 1;
 		c->path = prog;
 		if (cmd_push(c, o->script) == -1)
 			goto nomem;
 	} else {
+		if (prog != NULL && strchr(o->script, '/') == NULL &&
+		    strncmp(prog, "./", 2) != 0)
+			script = prog;
 		if (py == NULL || *py == '\0')
 			py = "python3";
-		if (cmd_push(c, py) == -1 || cmd_push(c, "-u") == -1 ||
+		i = cmd_push(c, py) == -1 || cmd_push(c, "-u") == -1 ||
 		    (o->module && cmd_push(c, "-m") == -1) ||
-		    cmd_push(c, o->script) == -1)
+		    cmd_push(c, script) == -1;
+		free(prog);
+		if (i)
 			goto nomem;
 	}
 	for (i = 0; i < o->nscript_args; i++)

@@ -50,7 +50,12 @@ pid_t	spawn_worker(const struct spawn_req *, int *exec_fd, char *err,
 /* errno of the child's failed exec, or 0 if exec succeeded; closes fd. */
 int	spawn_exec_errno(int exec_fd);
 
-/* Whether path is an executable program (an ELF file or a #! script). */
+/* What a script path is, for spawn_cmd_build(). */
+#define SPAWN_NOT_PROGRAM	0	/* not executable: give it to python */
+#define SPAWN_PROGRAM		1	/* ELF, or a #! script of another kind */
+#define SPAWN_PYTHON_SCRIPT	2	/* #! line names python: $PYTHON_EXEC */
+
+/* Which of the SPAWN_* kinds path is. */
 int	spawn_is_program(const char *path);
 
 #endif
