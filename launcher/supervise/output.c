@@ -25,6 +25,8 @@ struct output {
 	int		 console_fd, file_fd, filter_fd;
 	char		 prefix[OUTPUT_PREFIX_MAX];
 	size_t		 prefixlen;
+	char		 fprefix[OUTPUT_PREFIX_MAX];	/* filter file's */
+	size_t		 fprefixlen;
 	char		*filters[OUTPUT_FILTERS_MAX];
 	int		 nfilters;
 	void		(*on_eof)(void *);
@@ -131,12 +133,14 @@ output_prefixed(const struct output *o, int fd, const char *buf, size_t len,
 	static char *scratch;
 	static size_t cap;
 	const char *p = buf, *end = buf + len;
+	const char *pre = filtered ? o->fprefix : o->prefix;
+	size_t prelen = filtered ? o->fprefixlen : o->prefixlen;
 	size_t need = len, n = 0, ll, i;
 	char *ns;
 
 	for (i = 0; i < len; i++)
 		if (buf[i] == '\n' || buf[i] == '\r')
-			need += o->prefixlen;
+			need += prelen;
 	if (need > cap) {
 		if ((ns = realloc(scratch, need)) == NULL)
 			return;
@@ -148,9 +152,9 @@ output_prefixed(const struct output *o, int fd, const char *buf, size_t len,
 			continue;
 		if (filtered && !output_matches(o, p, ll))
 			continue;
-		memcpy(scratch + n, o->prefix, o->prefixlen);
-		memcpy(scratch + n + o->prefixlen, p, ll);
-		n += o->prefixlen + ll;
+		memcpy(scratch + n, pre, prelen);
+		memcpy(scratch + n + prelen, p, ll);
+		n += prelen + ll;
 	}
 	if (n > 0)
 		output_write_all(fd, scratch, n);
@@ -249,6 +253,18 @@ output_cb(evutil_socket_t fd, short what, void *arg)
 		o->on_eof(o->arg);
 }
 
+/* Copy a prefix (NULL: none) into an OUTPUT_PREFIX_MAX buffer; its length. */
+static size_t
+output_copy_prefix(char *dst, const char *src)
+{
+	size_t n = strlen(src ? src : "");
+
+	if (n >= OUTPUT_PREFIX_MAX)
+		n = OUTPUT_PREFIX_MAX - 1;
+	memcpy(dst, src ? src : "", n);
+	return n;
+}
+
 /* Start watching a worker pipe. */
 struct output *
 output_new(struct event_base *base, int fd, const struct output_conf *c)
@@ -264,10 +280,9 @@ output_new(struct event_base *base, int fd, const struct output_conf *c)
 	o->filter_fd = c->filter_fd;
 	o->on_eof = c->on_eof;
 	o->arg = c->arg;
-	o->prefixlen = strlen(c->prefix ? c->prefix : "");
-	if (o->prefixlen >= sizeof(o->prefix))
-		o->prefixlen = sizeof(o->prefix) - 1;
-	memcpy(o->prefix, c->prefix ? c->prefix : "", o->prefixlen);
+	o->prefixlen = output_copy_prefix(o->prefix, c->prefix);
+	o->fprefixlen = output_copy_prefix(o->fprefix, c->filter_prefix ?
+	    c->filter_prefix : c->prefix);
 	output_parse_filters(o, c->filters);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	o->ev = event_new(base, fd, EV_READ | EV_PERSIST, output_cb, o);

@@ -21,6 +21,7 @@ struct output;
 struct output_conf {
 	int		 console_fd;	/* 1, 2, or -1: not shown */
 	const char	*prefix;	/* copied */
+	const char	*filter_prefix;	/* for filter_fd; NULL: prefix */
 	int		 file_fd;	/* tee file (taken over), or -1 */
 	int		 filter_fd;	/* not owned, or -1 */
 	const char	*filters;	/* comma list ("," as ",,"), or NULL */

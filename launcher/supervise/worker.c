@@ -19,10 +19,10 @@
 #include "logdir.h"
 #include "options.h"
 #include "output.h"
+#include "prefix.h"
 #include "report.h"
 #include "round.h"
 #include "spawn.h"
-#include "template.h"
 #include "worker.h"
 #include "worker_env.h"
 
@@ -131,41 +131,34 @@ worker_drain_cb(evutil_socket_t fd, short what, void *arg)
 	worker_check_gone(w);
 }
 
-/* The console prefix of a worker, from --log-prefix or torchrun's env. */
+/* The console and filter-file prefixes of stream s (prefix.h). */
 static void
-worker_prefix(struct worker *w, char *buf, size_t len)
+worker_prefix(struct worker *w, int s, char *console, char *filter)
 {
 	const struct cgrun_options *o = w->job->opts;
-	const char *tmpl = o->log_prefix;
-	char rank[16], lr[16], gr[16];
-	struct template_var v[4];
+	struct prefix_ids id;
 
-	if (tmpl == NULL)
-		tmpl = getenv("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
-	if (tmpl == NULL)
-		tmpl = "[rank${rank}]:";
-	snprintf(rank, sizeof(rank), "%d", w->rank);
-	snprintf(lr, sizeof(lr), "%d", w->lr);
-	snprintf(gr, sizeof(gr), "%d", w->job->round->group_rank);
-	v[0].name = "rank", v[0].value = rank;
-	v[1].name = "local_rank", v[1].value = lr;
-	v[2].name = "role_name", v[2].value = o->role ? o->role : "default";
-	v[3].name = "group_rank", v[3].value = gr;
-	template_expand(tmpl, v, 4, buf, len);
+	id.rank = w->rank;
+	id.local_rank = w->lr;
+	id.group_rank = w->job->round->group_rank;
+	prefix_for(o, &id, options_std_for(&o->tee, w->lr) & s, console,
+	    OUTPUT_PREFIX_MAX, filter, OUTPUT_PREFIX_MAX);
 }
 
 /* Start reading pipe fd rfd of stream s into w->out or w->err; -1 if not. */
 static int
-worker_reader(struct worker *w, int s, int rfd, int file, char *prefix,
-    int console)
+worker_reader(struct worker *w, int s, int rfd, int file, int console)
 {
 	const struct cgrun_options *o = w->job->opts;
+	char prefix[OUTPUT_PREFIX_MAX], fprefix[OUTPUT_PREFIX_MAX];
 	struct output_conf c;
 	struct output *out;
 
+	worker_prefix(w, s, prefix, fprefix);
 	memset(&c, 0, sizeof(c));
 	c.console_fd = console ? s : -1;
 	c.prefix = prefix;
+	c.filter_prefix = fprefix;
 	c.file_fd = file;
 	c.filter_fd = s == 1 ? w->job->filter_out : w->job->filter_err;
 	c.filters = s == 1 ? o->dup_stdout_filters : o->dup_stderr_filters;
@@ -187,7 +180,7 @@ worker_reader(struct worker *w, int s, int rfd, int file, char *prefix,
  * the console and no file: /dev/null.
  */
 static int
-worker_stream(struct worker *w, int s, char *prefix)
+worker_stream(struct worker *w, int s)
 {
 	const struct cgrun_options *o = w->job->opts;
 	int red = options_std_for(&o->redirects, w->lr) & s;
@@ -212,7 +205,7 @@ worker_stream(struct worker *w, int s, char *prefix)
 			close(file);
 		return -1;
 	}
-	if (worker_reader(w, s, p[0], file, prefix, shown && !(red && !tee))
+	if (worker_reader(w, s, p[0], file, shown && !(red && !tee))
 	    == -1) {
 		close(p[0]);
 		close(p[1]);
@@ -255,7 +248,6 @@ int
 worker_start(struct worker *w, const char *attempt_dir, char *err,
     size_t errlen)
 {
-	char prefix[OUTPUT_PREFIX_MAX];
 	int fd1, fd2;
 
 	if (logdir_rank(attempt_dir, w->lr, w->dir, sizeof(w->dir)) == -1 ||
@@ -267,9 +259,8 @@ worker_start(struct worker *w, const char *attempt_dir, char *err,
 		return -1;
 	}
 	unlink(w->error_file);
-	worker_prefix(w, prefix, sizeof(prefix));
-	fd1 = worker_stream(w, 1, prefix);
-	fd2 = fd1 == -1 ? -1 : worker_stream(w, 2, prefix);
+	fd1 = worker_stream(w, 1);
+	fd2 = fd1 == -1 ? -1 : worker_stream(w, 2);
 	w->pid = worker_spawn(w, fd1, fd2, err, errlen);
 	if (fd1 >= 0)
 		close(fd1);
