@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -429,7 +430,11 @@ START_TEST(signals_hup_ignored)
 }
 END_TEST
 
-/* The worker leads its own process group (for killpg of the group). */
+/*
+ * The worker leads its own session and process group (killpg of the
+ * group; the terminal is not its controlling one), from its exec on (the
+ * exec pipe's write end closes at exec).
+ */
 START_TEST(own_process_group)
 {
 	char a0[] = "sleep", a1[] = "5", *argv[] = { a0, a1, NULL };
@@ -437,8 +442,11 @@ START_TEST(own_process_group)
 	struct start st = { NULL, argv, envp, 0, 0, -1 };
 	int efd, status;
 	pid_t pid = start(&st, &efd);
+	struct pollfd pfd = { efd, POLLIN, 0 };
 
+	ck_assert_int_eq(poll(&pfd, 1, 5000), 1);
 	ck_assert_int_eq(getpgid(pid), pid);
+	ck_assert_int_eq(getsid(pid), pid);
 	ck_assert_int_ne(getpgid(0), pid);
 	ck_assert_int_eq(killpg(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);

@@ -111,6 +111,8 @@ static const struct opt_def opt_table[] = {
 	  "every worker gets LOCAL_RANK=0 and only its own GPU" },
 	{ "log-prefix", 0, K_STR, 0, F(log_prefix), "torchrun|rank|none|TEMPLATE",
 	  "console line prefix (default torchrun: \"[default0]:\" with --tee)" },
+	{ "tty", 0, K_STR, 0, F(tty), "auto|always|never",
+	  "pseudo-terminals for workers, stdin to local rank 0 (default auto)" },
 	{ "cpu-bind", 0, K_STR, 0, F(cpu_bind), "none|gpu|numa|cores",
 	  "CPU binding of each rank" },
 	{ "gpu-visibility", 0, K_STR, 0, F(gpu_visibility), "all|own",

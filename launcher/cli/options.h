@@ -71,6 +71,7 @@ struct cgrun_options {
 	char	*local_addr;
 	/* cgrun's own */
 	char	*log_prefix;			/* template; NULL: default */
+	char	*tty;				/* auto|always|never; NULL: auto */
 	int	 verbose;
 	int	 dry_run;
 	int	 json;

@@ -59,6 +59,7 @@
 #include "round.h"
 #include "spawn.h"
 #include "store.h"
+#include "tty.h"
 
 #define AGENT_KILL_WAIT_SECS	10	/* exit wait after SIGKILL (D state) */
 #define AGENT_HOST_MAX		256
@@ -186,6 +187,15 @@ agent_sigchld_cb(evutil_socket_t sig, short what, void *arg)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		attempt_reaped(a->at, pid, status);
+}
+
+/* Ctrl-Z and fg on a terminal (tty.c): SIGSTOP or SIGCONT every worker. */
+static void
+agent_job_control_cb(void *arg, int sig)
+{
+	struct agent *a = arg;
+
+	attempt_signal(a->at, sig);
 }
 
 /* Whether s is one of the stopping states (the grace timer runs). */
@@ -670,6 +680,7 @@ agent_signals(struct agent *a)
 			return -1;
 		a->nsigev++;
 	}
+	tty_on_job_control(agent_job_control_cb, a);
 	return 0;
 }
 
@@ -818,6 +829,7 @@ agent_free(struct agent *a)
 		event_free(a->killwait);
 	if (a->kick != NULL)
 		event_free(a->kick);
+	tty_on_job_control(NULL, NULL);
 	spawn_cmd_free(&a->cmd);
 	free(a);
 }

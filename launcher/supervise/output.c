@@ -15,8 +15,12 @@
 #include <event2/event.h>
 
 #include "output.h"
+#include "tty.h"
 
 #define OUTPUT_FILTERS_MAX	32	/* --duplicate-*-filters entries */
+
+/* The eager stream whose console line is unfinished, or NULL. */
+static struct output *output_open;
 
 struct output {
 	struct event	*ev;
@@ -29,6 +33,7 @@ struct output {
 	size_t		 fprefixlen;
 	char		*filters[OUTPUT_FILTERS_MAX];
 	int		 nfilters;
+	int		 eager, pty;
 	void		(*on_eof)(void *);
 	void		*arg;
 	size_t		 len;
@@ -121,13 +126,26 @@ output_line_len(const char *p, const char *end)
 	return 0;
 }
 
+/* End the console line an eager stream left open, if any. */
+static void
+output_close_open(void)
+{
+	if (output_open != NULL)
+		output_write_all(output_open->console_fd, "\n", 1);
+	output_open = NULL;
+}
+
 /*
- * Write buf[0..len), whole lines (each ends in a terminator), prefixed,
- * to fd in one write.  An empty line ended by a lone '\r' (tqdm starts
- * every update with one) is skipped: it would only repeat the prefix.
+ * Write buf[0..len), lines each with a terminator (and, on the console of
+ * an eager stream, a last partial one), prefixed, to fd in one write.  An
+ * empty line ended by a lone '\r' at a line start (tqdm starts every
+ * update with one) is skipped: it would only repeat the prefix.  On the
+ * console, a line this stream left open continues without a prefix
+ * (there a lone '\r' returns to the prefix); one another stream left
+ * open is ended first.
  */
 static void
-output_prefixed(const struct output *o, int fd, const char *buf, size_t len,
+output_prefixed(struct output *o, int fd, const char *buf, size_t len,
     int filtered)
 {
 	static char *scratch;
@@ -135,9 +153,12 @@ output_prefixed(const struct output *o, int fd, const char *buf, size_t len,
 	const char *p = buf, *end = buf + len;
 	const char *pre = filtered ? o->fprefix : o->prefix;
 	size_t prelen = filtered ? o->fprefixlen : o->prefixlen;
-	size_t need = len, n = 0, ll, i;
+	size_t need = len + prelen, n = 0, ll, i;
+	int cont = !filtered && output_open == o, partial;
 	char *ns;
 
+	if (!filtered && output_open != NULL && output_open != o)
+		output_close_open();
 	for (i = 0; i < len; i++)
 		if (buf[i] == '\n' || buf[i] == '\r')
 			need += prelen;
@@ -147,17 +168,24 @@ output_prefixed(const struct output *o, int fd, const char *buf, size_t len,
 		scratch = ns;
 		cap = need;
 	}
-	for (; p < end && (ll = output_line_len(p, end)) > 0; p += ll) {
-		if (ll == 1 && *p == '\r')
+	for (; p < end; p += ll) {
+		if ((partial = (ll = output_line_len(p, end)) == 0))
+			ll = (size_t)(end - p);
+		if ((ll == 1 && *p == '\r' && !cont) || (filtered &&
+		    (partial || !output_matches(o, p, ll))))
 			continue;
-		if (filtered && !output_matches(o, p, ll))
-			continue;
-		memcpy(scratch + n, pre, prelen);
-		memcpy(scratch + n + prelen, p, ll);
-		n += prelen + ll;
+		if (!cont) {
+			memcpy(scratch + n, pre, prelen);
+			n += prelen;
+		}
+		memcpy(scratch + n, p, ll);
+		n += ll;
+		cont = partial;
 	}
 	if (n > 0)
 		output_write_all(fd, scratch, n);
+	if (!filtered)
+		output_open = cont ? o : NULL;
 }
 
 /* Emit the first len buffered bytes (whole lines) and shift the rest. */
@@ -198,6 +226,9 @@ output_flush(struct output *o, int force)
 	if (o->len > 0 && (force || o->len == OUTPUT_LINE_MAX)) {
 		o->buf[o->len++] = '\n';
 		output_emit(o, o->len);
+	} else if (o->eager && o->len > 0 && o->console_fd >= 0) {
+		/* a prompt or echo: now, but not a '\r' that may be "\r\n" */
+		output_emit(o, o->len - (o->buf[o->len - 1] == '\r'));
 	}
 }
 
@@ -225,6 +256,10 @@ static void
 output_finish(struct output *o)
 {
 	output_flush(o, 1);
+	if (output_open == o)
+		output_close_open();
+	if (o->pty)
+		tty_pty_closed(o->fd);
 	o->eof = 1;
 	if (o->ev != NULL)
 		event_del(o->ev);
@@ -279,6 +314,8 @@ output_new(struct event_base *base, int fd, const struct output_conf *c)
 	o->file_fd = c->file_fd;
 	o->filter_fd = c->filter_fd;
 	o->on_eof = c->on_eof;
+	o->eager = c->eager;
+	o->pty = c->pty;
 	o->arg = c->arg;
 	o->prefixlen = output_copy_prefix(o->prefix, c->prefix);
 	o->fprefixlen = output_copy_prefix(o->fprefix, c->filter_prefix ?

@@ -6,6 +6,10 @@
  * or a lone "\r" (progress bars).  Partial lines wait for their end
  * (lines longer than OUTPUT_LINE_MAX are cut into pieces); at EOF the last
  * partial line is written with a newline added, so nothing is lost.
+ * An eager stream (the worker reading the terminal: prompts, readline's
+ * echo) writes a partial line to the console at once; its line stays open
+ * (continued without a prefix) until it ends or another stream writes to
+ * the console, which first ends it with a newline: lines never mix.
  */
 #ifndef CGRUN_OUTPUT_H
 #define CGRUN_OUTPUT_H
@@ -25,6 +29,8 @@ struct output_conf {
 	int		 file_fd;	/* tee file (taken over), or -1 */
 	int		 filter_fd;	/* not owned, or -1 */
 	const char	*filters;	/* comma list ("," as ",,"), or NULL */
+	int		 eager;		/* console: partial lines at once */
+	int		 pty;		/* fd is a pty master (tty.c) */
 	void		(*on_eof)(void *arg);	/* after the last byte */
 	void		*arg;
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -257,23 +258,40 @@ child_fail(int exec_wr, int err)
 	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
 }
 
+/* In the child: stdin on /dev/null; 0 or -1. */
+static int
+child_stdin_null(void)
+{
+	int fd = open("/dev/null", O_RDONLY);
+
+	if (fd == -1 || (fd != 0 && dup2(fd, 0) == -1))
+		return -1;
+	return 0;
+}
+
 /*
- * The child side, after fork: the order matters.  The parent death signal
- * is armed before the getppid() check so a parent that died in between is
- * noticed; signals are unblocked only after every handler is default.
+ * The child side, after fork: the order matters.  A new session (so the
+ * terminal cgrun runs on is not the worker's controlling terminal: reading
+ * it never stops the worker with SIGTTIN, as under torchrun); the parent
+ * death signal is armed before the getppid() check so a parent that died
+ * in between is noticed; signals are unblocked only after every handler is
+ * default.
  */
 static void __attribute__((noreturn))
 spawn_child(const struct spawn_req *r, char **argv, pid_t parent, int exec_wr)
 {
 	const char *file = r->cmd->path ? r->cmd->path : argv[0];
 
-	setpgid(0, 0);
+	setsid();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(128 + SIGKILL);
 	if ((r->out_fd >= 0 && dup2(r->out_fd, 1) == -1) ||
-	    (r->err_fd >= 0 && dup2(r->err_fd, 2) == -1))
+	    (r->err_fd >= 0 && dup2(r->err_fd, 2) == -1) ||
+	    (r->stdin_null && child_stdin_null() == -1))
 		child_fail(exec_wr, errno);
+	if (r->ctty > 0)	/* its pty: window changes reach it */
+		ioctl(r->ctty, TIOCSCTTY, 0);
 	child_close_fds(exec_wr);
 	if (r->plan != NULL && plan_apply_child(r->plan, r->local_rank) == -1)
 		dprintf(2, "cgrun: local rank %d: CPU/memory binding failed: "
@@ -317,10 +335,12 @@ spawn_worker(const struct spawn_req *r, int *exec_fd, char *err,
 	if (pid == 0)
 		spawn_child(r, argv, parent, p[1]);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* No setpgid(pid, pid) here: it would make the child a group leader
+	 * before its setsid() and so make that fail.  A killpg() that comes
+	 * before the child's setsid() finds no group: worker_signal() then
+	 * signals the pid, pending until the child unblocks its signals. */
 	if (pid == -1)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
-	else
-		setpgid(pid, pid);	/* no race with killpg() right after */
 	close(p[1]);
 	spawn_argv_free(argv);
 	if (pid == -1) {

@@ -1,6 +1,7 @@
 /*
  * spawn.h: the worker command (resolved once per job) and starting one
- * worker process: its own process group, default signal handlers and an
+ * worker process: its own session and process group (torchrun's
+ * start_new_session: the terminal is not its controlling one), default signal handlers and an
  * empty mask, PR_SET_PDEATHSIG (it never outlives the agent), fds 0-2 only,
  * its CPU/memory binding, then exec.  An exec failure makes the child exit
  * 126 (found, not executable) or 127 (not found), and its errno can be read
@@ -37,6 +38,9 @@ struct spawn_req {
 	int			 out_fd, err_fd;	/* the child's fd 1 and 2 */
 	const struct plan	*plan;			/* or NULL */
 	int			 hup_ignored;	/* keep SIGHUP ignored (nohup) */
+	int			 stdin_null;	/* stdin /dev/null, not ours */
+	int			 ctty;	/* 1 or 2: that fd (a pty) becomes the
+					 * controlling terminal; 0: none */
 };
 
 /*

@@ -23,6 +23,7 @@
 #include "report.h"
 #include "round.h"
 #include "spawn.h"
+#include "tty.h"
 #include "worker.h"
 #include "worker_env.h"
 
@@ -33,6 +34,7 @@ struct worker {
 	pid_t			 pid;
 	int			 exec_fd;	/* spawn_exec_errno(), or -1 */
 	int			 exec_errno;
+	int			 ptys;		/* streams (1|2) on a pty */
 	int			 status;	/* wait status once reaped */
 	struct output		*out, *err;
 	struct event		*drain;
@@ -90,8 +92,8 @@ worker_free(struct worker *w)
 {
 	if (w == NULL)
 		return;
-	if (worker_unreaped(w) && w->pid > 0)
-		killpg(w->pid, SIGKILL);
+	if (worker_unreaped(w))
+		worker_signal(w, SIGKILL);
 	output_free(w->out);
 	output_free(w->err);
 	if (w->drain != NULL)
@@ -147,7 +149,8 @@ worker_prefix(struct worker *w, int s, char *console, char *filter)
 
 /* Start reading pipe fd rfd of stream s into w->out or w->err; -1 if not. */
 static int
-worker_reader(struct worker *w, int s, int rfd, int file, int console)
+worker_reader(struct worker *w, int s, int rfd, int file, int console,
+    int pty)
 {
 	const struct cgrun_options *o = w->job->opts;
 	char prefix[OUTPUT_PREFIX_MAX], fprefix[OUTPUT_PREFIX_MAX];
@@ -164,8 +167,12 @@ worker_reader(struct worker *w, int s, int rfd, int file, int console)
 	c.filters = s == 1 ? o->dup_stdout_filters : o->dup_stderr_filters;
 	c.on_eof = worker_eof_cb;
 	c.arg = w;
+	c.pty = pty;
+	c.eager = console && tty_stdin_owner(w->lr);
 	if ((out = output_new(w->job->base, rfd, &c)) == NULL)
 		return -1;
+	if (pty)
+		tty_pty_track(rfd, s, console ? strlen(prefix) : 0);
 	if (s == 1)
 		w->out = out;
 	else
@@ -200,13 +207,16 @@ worker_stream(struct worker *w, int s)
 		return file;
 	if (filters == NULL && !shown && file == -1)
 		return open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (pipe2(p, O_CLOEXEC) == -1) {
+	if (tty_pty_wanted(s, shown && !(red && !tee), tee) &&
+	    tty_pty_open(p) == 0)
+		w->ptys |= s;
+	else if (pipe2(p, O_CLOEXEC) == -1) {
 		if (file >= 0)
 			close(file);
 		return -1;
 	}
-	if (worker_reader(w, s, p[0], file, shown && !(red && !tee))
-	    == -1) {
+	if (worker_reader(w, s, p[0], file, shown && !(red && !tee),
+	    w->ptys & s) == -1) {
 		close(p[0]);
 		close(p[1]);
 		if (file >= 0)
@@ -235,6 +245,8 @@ worker_spawn(struct worker *w, int fd1, int fd2, char *err, size_t errlen)
 	req.err_fd = fd2;
 	req.plan = job->plan;
 	req.hup_ignored = job->hup_ignored;
+	req.stdin_null = tty_stdin_null(w->lr);
+	req.ctty = w->ptys & 1 ? 1 : w->ptys & 2 ? 2 : 0;
 	if (fd1 == -1 || fd2 == -1 || env == NULL)
 		snprintf(err, errlen, "worker %d: %s", w->lr, strerror(errno));
 	else
@@ -280,6 +292,8 @@ worker_reaped(struct worker *w, int status)
 	w->status = status;
 	w->exec_errno = spawn_exec_errno(w->exec_fd);
 	w->exec_fd = -1;
+	if (tty_stdin_owner(w->lr))	/* its pdb may have left raw modes */
+		tty_restore_modes();
 	report_describe(how, sizeof(how), status);
 	log_info("worker exited rank=%d local_rank=%d pid=%d %s", w->rank,
 	    w->lr, (int)w->pid, how);
@@ -317,11 +331,18 @@ worker_skip(struct worker *w)
 		worker_enter(w, WORKER_GONE);
 }
 
-/* killpg, ignoring a group already empty. */
+/*
+ * killpg, ignoring a group already empty.  No group yet while a worker
+ * just forked has not called setsid() (spawn.c): then its pid.
+ */
 void
 worker_signal(const struct worker *w, int sig)
 {
-	if (w->pid > 0 && killpg(w->pid, sig) == -1 && errno != ESRCH)
+	if (w->pid <= 0 || killpg(w->pid, sig) == 0)
+		return;
+	if (errno == ESRCH && worker_unreaped(w))
+		kill(w->pid, sig);
+	else if (errno != ESRCH)
 		log_warn("killpg pid=%d sig=%d", (int)w->pid, sig);
 }
 
