@@ -33,7 +33,8 @@ struct output {
 	size_t		 fprefixlen;
 	char		*filters[OUTPUT_FILTERS_MAX];
 	int		 nfilters;
-	int		 eager, pty;
+	struct event	*eager;		/* shows a partial line when quiet */
+	int		 pty;
 	void		(*on_eof)(void *);
 	void		*arg;
 	size_t		 len;
@@ -226,10 +227,24 @@ output_flush(struct output *o, int force)
 	if (o->len > 0 && (force || o->len == OUTPUT_LINE_MAX)) {
 		o->buf[o->len++] = '\n';
 		output_emit(o, o->len);
-	} else if (o->eager && o->len > 0 && o->console_fd >= 0) {
-		/* a prompt or echo: now, but not a '\r' that may be "\r\n" */
-		output_emit(o, o->len - (o->buf[o->len - 1] == '\r'));
-	}
+	} else if (o->eager != NULL && o->len > 0) {
+		/* maybe a prompt: shown if nothing follows soon (a line
+		 * written in pieces stays whole) */
+		struct timeval tv = { 0, OUTPUT_EAGER_USEC };
+
+		evtimer_add(o->eager, &tv);
+	} else if (o->eager != NULL)
+		evtimer_del(o->eager);
+}
+
+/* An eager stream was quiet with a partial line: show it (a prompt, or
+ * readline's echo), but not a last '\r' that may be half of "\r\n". */
+static void
+output_eager_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct output *o = arg;
+
+	output_emit(o, o->len - (o->len > 0 && o->buf[o->len - 1] == '\r'));
 }
 
 /* Read once; returns bytes read, 0 at EOF or error, -1 when none ready. */
@@ -258,6 +273,8 @@ output_finish(struct output *o)
 	output_flush(o, 1);
 	if (output_open == o)
 		output_close_open();
+	if (o->eager != NULL)
+		evtimer_del(o->eager);
 	if (o->pty)
 		tty_pty_closed(o->fd);
 	o->eof = 1;
@@ -314,8 +331,13 @@ output_new(struct event_base *base, int fd, const struct output_conf *c)
 	o->file_fd = c->file_fd;
 	o->filter_fd = c->filter_fd;
 	o->on_eof = c->on_eof;
-	o->eager = c->eager;
 	o->pty = c->pty;
+	if (c->eager && c->console_fd >= 0 &&
+	    (o->eager = evtimer_new(base, output_eager_cb, o)) == NULL) {
+		free(o);
+		errno = ENOMEM;
+		return NULL;
+	}
 	o->arg = c->arg;
 	o->prefixlen = output_copy_prefix(o->prefix, c->prefix);
 	o->fprefixlen = output_copy_prefix(o->fprefix, c->filter_prefix ?
@@ -326,6 +348,8 @@ output_new(struct event_base *base, int fd, const struct output_conf *c)
 	if (o->ev == NULL || event_add(o->ev, NULL) == -1) {
 		if (o->ev != NULL)
 			event_free(o->ev);
+		if (o->eager != NULL)
+			event_free(o->eager);
 		free(o);
 		errno = ENOMEM;
 		return NULL;
@@ -362,6 +386,8 @@ output_free(struct output *o)
 	output_drain(o);
 	if (o->ev != NULL)
 		event_free(o->ev);
+	if (o->eager != NULL)
+		event_free(o->eager);
 	if (o->file_fd >= 0)
 		close(o->file_fd);
 	for (i = 0; i < o->nfilters; i++)

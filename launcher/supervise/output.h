@@ -7,9 +7,11 @@
  * (lines longer than OUTPUT_LINE_MAX are cut into pieces); at EOF the last
  * partial line is written with a newline added, so nothing is lost.
  * An eager stream (the worker reading the terminal: prompts, readline's
- * echo) writes a partial line to the console at once; its line stays open
- * (continued without a prefix) until it ends or another stream writes to
- * the console, which first ends it with a newline: lines never mix.
+ * echo) writes a partial line to the console once nothing more came for
+ * OUTPUT_EAGER_USEC (so lines written in pieces stay whole); its line
+ * stays open (continued without a prefix) until it ends or another stream
+ * writes to the console, which first ends it with a newline: lines never
+ * mix.
  */
 #ifndef CGRUN_OUTPUT_H
 #define CGRUN_OUTPUT_H
@@ -18,6 +20,7 @@
 
 #define OUTPUT_LINE_MAX		(64 * 1024)	/* bytes buffered per stream */
 #define OUTPUT_PREFIX_MAX	256		/* bytes of one line prefix */
+#define OUTPUT_EAGER_USEC	20000		/* quiet before a prompt shows */
 
 struct event_base;
 struct output;
@@ -29,7 +32,7 @@ struct output_conf {
 	int		 file_fd;	/* tee file (taken over), or -1 */
 	int		 filter_fd;	/* not owned, or -1 */
 	const char	*filters;	/* comma list ("," as ",,"), or NULL */
-	int		 eager;		/* console: partial lines at once */
+	int		 eager;		/* console: partial lines when quiet */
 	int		 pty;		/* fd is a pty master (tty.c) */
 	void		(*on_eof)(void *arg);	/* after the last byte */
 	void		*arg;

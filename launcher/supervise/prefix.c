@@ -30,6 +30,7 @@ prefix_expand(const struct cgrun_options *o, const struct prefix_ids *id,
 	template_expand(tmpl, v, 4, buf, len);
 }
 
+/* The console and filter-file prefixes of one stream (prefix.h). */
 void
 prefix_for(const struct cgrun_options *o, const struct prefix_ids *id,
     int teed, char *console, size_t clen, char *filter, size_t flen)

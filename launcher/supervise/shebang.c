@@ -85,6 +85,7 @@ shebang_env_program(const struct shebang_word *w, int n)
 	return -1;
 }
 
+/* Whether the #! line in buf names python (shebang.h). */
 int
 shebang_names_python(const char *buf, size_t len)
 {

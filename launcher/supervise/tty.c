@@ -66,6 +66,7 @@ tty_foreground(void)
 	return tty.saved && tcgetpgrp(0) == getpgrp();
 }
 
+/* The modes as cgrun found them, if it may set them now. */
 void
 tty_restore_modes(void)
 {
@@ -203,12 +204,14 @@ tty_cont_cb(evutil_socket_t sig, short what, void *arg)
 	tty_winch_cb(SIGWINCH, 0, NULL);
 }
 
+/* Look at the terminal, save it, watch the job-control signals. */
 int
 tty_init(struct event_base *base, const char *mode)
 {
 	static const int sigs[3] = { SIGTSTP, SIGCONT, SIGWINCH };
 	static void (*const cbs[3])(evutil_socket_t, short, void *) = {
 		tty_tstp_cb, tty_cont_cb, tty_winch_cb };
+	struct sigaction old;
 	int i;
 
 	tty.mode = tty_mode_of(mode) == -1 ? TTY_AUTO :
@@ -219,6 +222,10 @@ tty_init(struct event_base *base, const char *mode)
 	if (!tty.in_tty && !isatty(1) && !isatty(2))
 		return 0;
 	for (i = 0; i < 3; i++) {
+		/* SIGTSTP ignored by whoever started cgrun stays ignored */
+		if (sigs[i] == SIGTSTP && sigaction(SIGTSTP, NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			continue;
 		tty.ev[i] = evsignal_new(base, sigs[i], cbs[i], NULL);
 		if (tty.ev[i] == NULL || evsignal_add(tty.ev[i], NULL) == -1)
 			return -1;
@@ -252,18 +259,21 @@ tty_on_job_control(void (*fn)(void *, int), void *arg)
 	tty.job_arg = arg;
 }
 
+/* Whether local rank lr's stdin is /dev/null. */
 int
 tty_stdin_null(int lr)
 {
 	return tty.in_tty && (tty.mode == TTY_NEVER || lr != 0);
 }
 
+/* Whether local rank lr reads the terminal. */
 int
 tty_stdin_owner(int lr)
 {
 	return tty.in_tty && tty.mode != TTY_NEVER && lr == 0;
 }
 
+/* Whether stream s gets a pseudo-terminal under the mode. */
 int
 tty_pty_wanted(int s, int shown, int teed)
 {
@@ -272,6 +282,7 @@ tty_pty_wanted(int s, int shown, int teed)
 	return shown && !teed && isatty(s);
 }
 
+/* A pseudo-terminal pair that passes bytes unchanged. */
 int
 tty_pty_open(int fds[2])
 {
@@ -290,6 +301,7 @@ tty_pty_open(int fds[2])
 	return 0;
 }
 
+/* Size a worker's pty and keep it in the table for SIGWINCH. */
 void
 tty_pty_track(int master, int s, size_t prefixlen)
 {
@@ -309,6 +321,7 @@ tty_pty_track(int master, int s, size_t prefixlen)
 	tty_pty_size(n);
 }
 
+/* Forget a closed pty. */
 void
 tty_pty_closed(int master)
 {
