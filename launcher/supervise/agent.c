@@ -16,6 +16,9 @@
  *                 abandoned), output streams, environment, spawn.
  *   logdir.c      --log-dir or a temporary base, attempt and rank dirs.
  *   output.c      a worker's stream as whole prefixed lines.
+ *   prefix.c      which prefix (--log-prefix, torchrun's by default).
+ *   tty.c         on a terminal: stdin to local rank 0, ptys, Ctrl-Z,
+ *                 the terminal's modes restored.
  *   spawn.c       fork and exec of one worker process.
  *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
  *   report.c      the failure report and the exit status it implies.

@@ -1,5 +1,6 @@
 /*
- * spawn.c: the worker command line and fork/exec of one worker.
+ * spawn.c: the worker command line (which scripts go to python:
+ * shebang.c) and fork/exec of one worker.
  */
 #include <errno.h>
 #include <fcntl.h>

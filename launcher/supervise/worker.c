@@ -184,7 +184,8 @@ worker_reader(struct worker *w, int s, int rfd, int file, int console,
  * Set up one stream (1 = stdout, 2 = stderr) of a worker: returns the fd
  * the child gets, and starts an output reader when a pipe is needed.
  * --redirects alone: the file itself; --tee: pipe + file; filtered out of
- * the console and no file: /dev/null.
+ * the console and no file: /dev/null.  A pipe is a pseudo-terminal when
+ * tty.c says so (a console on a terminal).
  */
 static int
 worker_stream(struct worker *w, int s)
