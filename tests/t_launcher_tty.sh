@@ -44,6 +44,23 @@ has 0 'got:hello world' stdin:tty stdout:tty stderr:tty 'size:30 92'
 has 1 stdin:notty stdout:tty stderr:tty 'size:30 92'
 echo "on a terminal: rank 0 reads the typed line; workers see ttys 92 columns wide"
 
+# Python in rank 0: input() and a pdb session from breakpoint().
+if [ -x /usr/bin/python3 ]; then
+	cat > ask_pdb.py <<'P'
+import os
+if os.environ["LOCAL_RANK"] == "0":
+    print("hi", input("name? "))
+    breakpoint()
+    y = 41
+    print("after pdb", y)
+P
+	printf 'bob\np 6*7\nc\n' | PYTHON_EXEC=/usr/bin/python3 onpty "$CGRUN_BIN --nproc-per-node=2 ask_pdb.py; echo rc=\$?"
+	for want in 'hi bob' '42' 'after pdb 41' 'rc=0'; do
+		tr -d '\r' < screen | grep -qx "$want" || fail "python input()/pdb: no '$want' in: $(cat -A screen)"
+	done
+	echo "python in rank 0: input() and breakpoint() read the terminal"
+fi
+
 # A prompt ("name? ", no newline) shows before the answer is typed: the
 # typist waits (10 s at most) for it on the screen.
 cat > ask.sh <<'W'
