@@ -99,19 +99,19 @@ cat > raw.sh <<'W'
 #!/bin/sh
 [ "$LOCAL_RANK" = 0 ] || exit 0
 stty raw -echo
-case "$1" in kill) kill -9 $$ ;; segv) kill -SEGV $PPID; sleep 5 ;; esac
+case "$1" in kill) kill -9 $$ ;; segv) kill -SEGV $PPID; sleep 5 ;; alrm) kill -ALRM $PPID; sleep 5 ;; esac
 W
 chmod +x raw.sh
 modes() { onpty "stty -g > before; $1; stty -g > after"; }
 modes "LOCAL_RANK=0 ./raw.sh"
 cmp -s before after && fail "stty raw did not change the modes: the test cannot see anything"
-for how in exit kill segv; do
+for how in exit kill segv alrm; do
 	modes "$CGRUN_BIN --nproc-per-node=2 ./raw.sh $how; echo rc=\$? > rc"
 	cmp -s before after || fail "terminal modes not restored after rank 0 $how: $(cat before) -> $(cat after)"
-	case "$how:$(cat rc)" in exit:rc=0|kill:rc=137|segv:rc=139) ;;
+	case "$how:$(cat rc)" in exit:rc=0|kill:rc=137|segv:rc=139|alrm:rc=142) ;;
 	*) fail "$how: cgrun $(cat rc)" ;; esac
 done
-echo "terminal modes restored (normal exit, rank 0 killed, cgrun SIGSEGV)"
+echo "terminal modes restored (normal exit, rank 0 killed, cgrun SIGSEGV and SIGALRM)"
 
 # Off a terminal: pipes.  --tty=always: ptys anyway; --tty=never on a
 # terminal: pipes, and rank 0 gets /dev/null as stdin.

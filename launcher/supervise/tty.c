@@ -43,7 +43,10 @@ static struct {
 	int		 npty, cap;
 } tty;
 
-static const int tty_fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+/* Signals that end cgrun without its event loop (those it forwards are
+ * loop events and end it through exit(), which restores the terminal). */
+static const int tty_fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+	SIGTRAP, SIGSYS, SIGXCPU, SIGXFSZ, SIGALRM, SIGVTALRM, SIGPROF };
 
 /* The mode named s, or -1. */
 static int
@@ -117,7 +120,7 @@ tty_fatal_handler(int sig)
 static void
 tty_save(void)
 {
-	struct sigaction sa;
+	struct sigaction sa, old;
 	size_t i;
 
 	if (tcgetattr(0, &tty.modes) == -1)
@@ -130,7 +133,9 @@ tty_save(void)
 	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < sizeof(tty_fatal) / sizeof(tty_fatal[0]); i++)
-		sigaction(tty_fatal[i], &sa, NULL);
+		if (sigaction(tty_fatal[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_DFL)	/* an ignored one stays so */
+			sigaction(tty_fatal[i], &sa, NULL);
 }
 
 /* Give master the size of console s less prefixlen columns. */
