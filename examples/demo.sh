@@ -62,7 +62,7 @@ export CRASH_AT_STEP CRASH_RANK
 job() {
 	out=$1; shift
 	set +e
-	{ "$CGRUN" "$@" --standalone --nproc-per-node=$NPROC --max-restarts=3 \
+	{ "$CGRUN" "$@" --log-prefix=rank --standalone --nproc-per-node=$NPROC --max-restarts=3 \
 		examples/ddp/train.py --steps "$STEPS" --ckpt-every $EVERY \
 		--ckpt-dir "$out/ckpt" --out "$out/final.pt" 2>&1
 	  echo $? > "$out/status"; } | tee "$out/log" | grep -v '^cgrun: placement '

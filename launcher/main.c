@@ -18,6 +18,7 @@
 #include "output.h"
 #include "placement.h"
 #include "site.h"
+#include "tty.h"
 #include "worker_env.h"
 
 /* Print a usage error and exit with the usage status. */
@@ -130,6 +131,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "cgrun: cannot create the event loop\n");
 		return CGRUN_EXIT_INTERNAL;
 	}
+	if (tty_init(base, o.tty) == -1) {
+		fprintf(stderr, "cgrun: cannot watch the terminal's signals\n");
+		return CGRUN_EXIT_INTERNAL;
+	}
 	if ((agent = agent_new(base, &o, nproc, plan, &status, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "cgrun: %s\n", err);
@@ -138,6 +143,7 @@ main(int argc, char **argv)
 	status = agent_run(agent);
 	agent_free(agent);
 	plan_free(plan);
+	tty_end();
 	event_base_free(base);
 	options_free(&o);
 	fflush(stdout);

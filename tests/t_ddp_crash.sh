@@ -31,7 +31,7 @@ echo "seed=$seed crash_step=$crash_step crash_rank=$crash_rank python=$PY (DDP_C
 run() {
 	name=$1; shift
 	mkdir -p "$T/$name"
-	env "$@" PYTHON_EXEC="$PY" timeout 150 "$CGRUN_BIN" -v --standalone \
+	env "$@" PYTHON_EXEC="$PY" timeout 150 "$CGRUN_BIN" -v --log-prefix=rank --standalone \
 		--nproc-per-node=$NPROC --max-restarts=2 "$TRAIN" --steps $STEPS \
 		--ckpt-every $EVERY --ckpt-dir "$T/$name/ckpt" --out "$T/$name/final.pt" \
 		>"$T/$name/out" 2>&1

@@ -10,7 +10,7 @@ T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 cd "$T" || exit 1
 fail() { echo "FAIL: $*"; exit 1; }
-run() { timeout 20 "$CGRUN_BIN" "$@" > out 2> err; }
+run() { timeout 20 "$CGRUN_BIN" --log-prefix=rank "$@" > out 2> err; }
 
 run --help && grep -q -- '--nproc-per-node' out && grep -q -- '--max-restarts' out ||
 	fail "--help"
@@ -104,13 +104,13 @@ ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status)
 printf 'SigIgn:%016x\n' $(( 0x$ign & ~0x180000000 ))
 W
 chmod +x proc.sh
-(trap '' INT QUIT; exec 5</dev/null; timeout 20 "$CGRUN_BIN" --nproc-per-node=2 ./proc.sh > out 2> err) ||
+(trap '' INT QUIT; exec 5</dev/null; timeout 20 "$CGRUN_BIN" --log-prefix=rank --nproc-per-node=2 ./proc.sh > out 2> err) ||
 	fail "proc job failed: $(cat err)"
 for want in 'pgid_is_pid=yes' 'SigBlk:0000000000000000' 'SigIgn:0000000000000000'; do
 	[ "$(grep -c "^\[rank[01]\]:$want\$" out)" = 2 ] || fail "worker process: want $want: $(cat out)"
 done
 # ls's own descriptor for /proc/self/fd aside, only 0, 1 and 2 are open.
-(exec 5</dev/null; timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --no-python /bin/ls -l /proc/self/fd > out 2> err) ||
+(exec 5</dev/null; timeout 20 "$CGRUN_BIN" --log-prefix=rank --nproc-per-node=2 --no-python /bin/ls -l /proc/self/fd > out 2> err) ||
 	fail "fd job failed: $(cat err)"
 fds=$(sed -n 's/^\[rank[01]\]:.* \([0-9][0-9]*\) -> \(.*\)$/\1 \2/p' out | grep -v ' /proc/[0-9]*/fd$' | cut -d' ' -f1 | sort -n | tr '\n' ' ')
 [ "$fds" = "0 0 1 1 2 2 " ] || fail "stray descriptors in workers: $(cat out)"

@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 env | cut -d= -f1 | sort -u > "$T/agent-keys"
 env -u OMP_NUM_THREADS -u TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE \
-    timeout 20 "$CGRUN_BIN" --standalone --nproc-per-node=2 --no-python \
+    timeout 20 "$CGRUN_BIN" --log-prefix=rank --standalone --nproc-per-node=2 --no-python \
     /usr/bin/env > "$T/out" 2> "$T/err" || fail "cgrun exited $?: $(cat "$T/err")"
 
 # "[rankN]:NAME=VALUE" -> "N NAME=VALUE" for variables the agent did not have.
@@ -53,7 +53,7 @@ grep -q "TORCHELASTIC_RUN_ID=$runid" "$T/out2" && fail "run id reused"
 grep -q 'OMP_NUM_THREADS=' "$T/out2" && fail "OMP_NUM_THREADS set for one worker"
 # A user's OMP_NUM_THREADS and TORCH_NCCL_ASYNC_ERROR_HANDLING win.
 OMP_NUM_THREADS=3 TORCH_NCCL_ASYNC_ERROR_HANDLING=0 timeout 20 "$CGRUN_BIN" \
-    --nproc-per-node=2 --max-restarts=4 --role=trainer --rdzv-id=job7 \
+    --log-prefix=rank --nproc-per-node=2 --max-restarts=4 --role=trainer --rdzv-id=job7 \
     --no-python /usr/bin/env > "$T/out3" 2>&1 || fail "third run failed"
 for want in OMP_NUM_THREADS=3 TORCH_NCCL_ASYNC_ERROR_HANDLING=0 \
     TORCHELASTIC_MAX_RESTARTS=4 ROLE_NAME=trainer TORCHELASTIC_RUN_ID=job7; do

@@ -27,7 +27,7 @@ awk -v r="$RANK" -v n="$1" 'BEGIN {
 }'
 W
 chmod +x flood.sh
-timeout 60 "$CGRUN_BIN" --nproc-per-node=8 ./flood.sh $N > out 2> err ||
+timeout 60 "$CGRUN_BIN" --log-prefix=rank --nproc-per-node=8 ./flood.sh $N > out 2> err ||
 	fail "flood job failed: $(tail -5 err)"
 check='
 {
@@ -62,7 +62,7 @@ awk 'BEGIN { s = "y"; while (length(s) < 150000) s = s s
 	printf "%s\n", substr(s, 1, 150000); printf "%s", substr(s, 1, 70000) }'
 W
 chmod +x long.sh
-timeout 20 "$CGRUN_BIN" ./long.sh > out 2> err || fail "long-line job failed"
+timeout 20 "$CGRUN_BIN" --log-prefix=rank ./long.sh > out 2> err || fail "long-line job failed"
 res=$(awk '{ if (sub(/^\[rank0\]:/, "") != 1 || $0 ~ /[^y]/) bad++; n += length($0) } END { print n + 0, bad + 0 }' out)
 [ "$res" = "220000 0" ] || fail "long lines: got '$res' (bytes, bad pieces), want '220000 0'"
 echo "long lines cut into prefixed pieces, nothing lost"
@@ -76,12 +76,14 @@ printf '\r 10%%'; sleep 0.02; printf '\r 20%%\n'; printf 'a\r'; sleep 0.02
 printf '\nb\n'; printf 'x\r'
 W
 chmod +x bar.sh
-timeout 20 "$CGRUN_BIN" ./bar.sh > out 2> err || fail "progress bar job failed"
+timeout 20 "$CGRUN_BIN" --log-prefix=rank ./bar.sh > out 2> err || fail "progress bar job failed"
 printf '[rank0]: 10%%\r[rank0]: 20%%\n[rank0]:a\r\n[rank0]:b\n[rank0]:x\n' > want
 cmp -s out want || fail "progress bar output: $(od -c out | head -5)"
 echo "progress bars: carriage returns end lines"
 
-# tee stdout, redirect stderr, into --log-dir, run id from --rdzv-id.
+# tee stdout, redirect stderr, into --log-dir, run id from --rdzv-id; by
+# default (--log-prefix=torchrun) a teed stream is prefixed as torchrun
+# 2.6 does it, "[${role_name}${local_rank}]:".
 cat > hello.sh <<'W'
 #!/bin/sh
 echo "out $LOCAL_RANK"
@@ -93,7 +95,7 @@ timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --rdzv-id=job1 --log-dir="$T/logs" \
     --tee=1 --redirects=2 ./hello.sh > out 2> err || fail "tee job failed"
 D=$T/logs/job1/attempt_0
 for lr in 0 1; do
-	grep -qx "\[rank$lr\]:out $lr" out || fail "teed stdout of $lr not on console"
+	grep -qx "\[default$lr\]:out $lr" out || fail "teed stdout of $lr not on console"
 	grep -qx "out $lr" "$D/$lr/stdout.log" || fail "teed stdout of $lr not in $D/$lr/stdout.log"
 	grep -qx "err $lr" "$D/$lr/stderr.log" || fail "redirected stderr of $lr not in file"
 	grep -q "err $lr" err && fail "redirected stderr of $lr reached the console"
@@ -105,15 +107,22 @@ timeout 20 "$CGRUN_BIN" --nproc_per_node 2 --log_dir "$T/logs2" --rdzv_id job2 \
     -r 0:1 --local-ranks-filter=1 ./hello.sh > out 2> err || fail "map job failed"
 grep -qx "out 0" "$T/logs2/job2/attempt_0/0/stdout.log" || fail "rank 0 stdout not redirected"
 [ -e "$T/logs2/job2/attempt_0/1/stdout.log" ] && fail "rank 1 stdout redirected"
-grep -q 'rank0' out err && fail "filtered rank 0 reached the console"
-grep -qx '\[rank1\]:out 1' out || fail "rank 1 stdout missing"
-grep -qx '\[rank1\]:err 1' err || fail "rank 1 stderr missing"
+grep -q ' 0$' out err && fail "filtered rank 0 reached the console"
+# Not teed: unprefixed by default, as under torchrun.
+grep -qx 'out 1' out || fail "rank 1 stdout missing or prefixed: $(cat out)"
+grep -qx 'err 1' err || fail "rank 1 stderr missing or prefixed: $(cat err)"
 echo "per-rank redirects and --local-ranks-filter"
 
-# Prefix templates: --log-prefix wins over torchrun's variable.
-TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${role_name}${local_rank}]:' timeout 20 \
-    "$CGRUN_BIN" --nproc-per-node=2 --role=w ./hello.sh > out 2>&1 || fail "prefix job 1"
-grep -qx '\[w1\]:out 1' out || fail "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE ignored: $(head -2 out)"
+# Prefix templates: torchrun's variable for teed streams (only those, as
+# torchrun), --log-prefix (every line) wins over it; rank and none.
+TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${role_name}/${rank}]:' timeout 20 \
+    "$CGRUN_BIN" --nproc-per-node=2 --role=w --tee=1 ./hello.sh > out 2>&1 || fail "prefix job 1"
+grep -qx '\[w/1\]:out 1' out || fail "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE ignored: $(head -2 out)"
+grep -qx 'err 1' out || fail "stderr (not teed) prefixed: $(cat out)"
+timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --log-prefix=rank ./hello.sh > out 2>&1 &&
+	grep -qx '\[rank1\]:err 1' out || fail "--log-prefix=rank: $(cat out)"
+timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --log-prefix=none --tee=3 --role=w ./hello.sh > out 2>&1 &&
+	grep -qx 'out 1' out && ! grep -q 'w1' out || fail "--log-prefix=none: $(cat out)"
 TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${role_name}${local_rank}]:' timeout 20 \
     "$CGRUN_BIN" --nproc-per-node=2 --log-prefix='<${group_rank}/${rank}> $$' ./hello.sh > out 2>&1 ||
 	fail "prefix job 2"
@@ -124,8 +133,8 @@ echo "prefix templates"
 timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --rdzv-id=job3 --log-dir="$T/logs3" \
     --duplicate-stdout-filters=ERROR ./hello.sh > out 2>&1 || fail "filter job failed"
 f=$T/logs3/job3/attempt_0/filtered_stdout.log
-[ "$(sort "$f")" = "$(printf '[rank0]:ERROR-ish 0\n[rank1]:ERROR-ish 1')" ] ||
+[ "$(sort "$f")" = "$(printf '[default0]:ERROR-ish 0\n[default1]:ERROR-ish 1')" ] ||
 	fail "filtered_stdout.log: $(cat "$f")"
-grep -qx '\[rank0\]:out 0' out || fail "console lost lines with filters on"
+grep -qx 'out 0' out || fail "console lost lines with filters on"
 echo "duplicate filters"
 echo ok

@@ -59,7 +59,7 @@ for s in ss: s.bind(("127.0.0.1", 0))
 print("\n".join(str(s.getsockname()[1]) for s in ss))')
 p1=$(echo "$ports" | sed -n 1p); p2=$(echo "$ports" | sed -n 2p); p3=$(echo "$ports" | sed -n 3p)
 run() { env -u PET_MASTER_PORT -u PET_RDZV_ENDPOINT TMPDIR="$T/tmp" \
-	timeout 30 "$CGRUN_BIN" "$@" > out 2> err; }
+	timeout 30 "$CGRUN_BIN" --log-prefix=rank "$@" > out 2> err; }
 
 # expect RANK LINE: the worker of RANK printed LINE and reached the store.
 expect() {
@@ -85,7 +85,7 @@ expect 0 "GROUP_RANK=0 WORLD_SIZE=1 MASTER=127.0.0.1:$p2 RUN_ID=none AGENT_STORE
 
 # Two agents, backend omitted: node 0 serves the store at the endpoint.
 for n in 1 0; do
-	env -u PET_MASTER_PORT TMPDIR="$T/tmp" timeout 30 "$CGRUN_BIN" --nnodes=2 \
+	env -u PET_MASTER_PORT TMPDIR="$T/tmp" timeout 30 "$CGRUN_BIN" --log-prefix=rank --nnodes=2 \
 		--node-rank=$n --nproc-per-node=2 --rdzv-endpoint=127.0.0.1:"$p3" \
 		--no-python sh -c "$WORKER" "$T/worker.py" > "n$n.out" 2> "n$n.err" &
 	eval "pid$n=\$!"

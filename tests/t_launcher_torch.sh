@@ -45,7 +45,7 @@ dist.all_reduce(t)
 print(f"done attempt={attempt} rank={rank}/{world} step={step} sum={t.item()}", flush=True)
 dist.destroy_process_group()
 P
-CKPT_DIR=$T PYTHON_EXEC=$PY timeout 120 "$CGRUN_BIN" --nproc-per-node=2 --max-restarts=1 \
+CKPT_DIR=$T PYTHON_EXEC=$PY timeout 120 "$CGRUN_BIN" --log-prefix=rank --nproc-per-node=2 --max-restarts=1 \
     ddp.py > out 2> err || fail "DDP job failed: $(tail -20 err)"
 cat out
 grep -qx '\[rank1\]:crash at step 3' out || fail "no crash on attempt 0"

@@ -17,7 +17,7 @@ run() {
 	shift
 	mkdir -p "$T/$name"
 	for n in 2 3; do
-		env "$@" "$CGRUN" -v --rdzv-backend=c10d --rdzv-endpoint="127.0.0.1:$RDZVD_PORT" \
+		env "$@" "$CGRUN" -v --log-prefix=rank --rdzv-backend=c10d --rdzv-endpoint="127.0.0.1:$RDZVD_PORT" \
 			--local-addr=127.0.0.$n --nnodes=2 --nproc-per-node=2 --max-restarts=2 \
 			--rdzv-id="ddp-$name" --rdzv-conf="$FAST_CONF" --no-python "$PY113" "$TRAIN" \
 			--steps 16 --ckpt-every 4 --ckpt-dir "$T/$name/ckpt" --out "$T/$name/final.pt" \

@@ -3,7 +3,8 @@
  * bytes fed one at a time still come out as whole prefixed lines; "\r\n"
  * split across writes; lone "\r"; lines over OUTPUT_LINE_MAX; the last
  * partial line at EOF; the raw tee file; duplicate filters (",," is a
- * comma); nothing written for a stream not shown.
+ * comma); nothing written for a stream not shown; an eager stream's
+ * partial lines (prompts) and how other streams end them.
  */
 #include <check.h>
 #include <errno.h>
@@ -217,6 +218,63 @@ START_TEST(drain_without_eof)
 }
 END_TEST
 
+/* Run the loop until the eager stream's quiet timer has fired. */
+static void
+quiet(void)
+{
+	event_base_loop(base, EVLOOP_ONCE);
+}
+
+/*
+ * An eager stream (the worker holding the terminal): a prompt shows once
+ * the stream is quiet, and its line continues without a prefix; a '\r'
+ * in an open line returns to a fresh prefix; another stream's line first
+ * ends the open one, so lines never mix; at EOF an open line is ended.
+ */
+START_TEST(eager_prompt_lines)
+{
+	struct output_conf c;
+	struct output *o, *other;
+	int src2[2];
+
+	ck_assert_int_eq(pipe2(src2, O_CLOEXEC), 0);
+	memset(&c, 0, sizeof(c));
+	c.console_fd = con[1];
+	c.prefix = "[p]:";
+	c.file_fd = c.filter_fd = -1;
+	c.eager = 1;
+	c.on_eof = on_eof;
+	o = output_new(base, src[0], &c);
+	c.prefix = "[q]:";
+	c.eager = 0;
+	c.on_eof = NULL;
+	other = output_new(base, src2[0], &c);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_ptr_nonnull(other);
+	feed("name? ", 6);
+	quiet();
+	ck_assert_str_eq(console(NULL), "[p]:name? ");
+	feed("b", 1);
+	quiet();
+	feed("ob\n", 3);
+	ck_assert_str_eq(console(NULL), "bob\n");
+	feed("(Pdb) p", 7);
+	quiet();
+	feed("\r(Pdb) p x", 10);
+	quiet();
+	ck_assert_str_eq(console(NULL), "[p]:(Pdb) p\r[p]:(Pdb) p x");
+	ck_assert_int_eq(write(src2[1], "q line\n", 7), 7);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	ck_assert_str_eq(console(NULL), "\n[q]:q line\n");
+	feed("y", 1);		/* ended at EOF, shown or not yet */
+	finish();
+	ck_assert_str_eq(console(NULL), "[p]:y\n");
+	output_free(o);
+	close(src2[1]);
+	output_free(other);
+}
+END_TEST
+
 Suite *
 test_suite(void)
 {
@@ -230,6 +288,7 @@ test_suite(void)
 	tcase_add_test(tc, long_lines_kept_whole_bytes);
 	tcase_add_test(tc, tee_file_is_raw_and_filters);
 	tcase_add_test(tc, drain_without_eof);
+	tcase_add_test(tc, eager_prompt_lines);
 	suite_add_tcase(s, tc);
 	return s;
 }

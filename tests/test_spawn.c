@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 
 #include "helper_main.h"
 #include "options.h"
+#include "shebang.h"
 #include "spawn.h"
 
 static char tmpdir[64];
@@ -157,6 +159,50 @@ START_TEST(direct_programs)
 	ck_assert_int_eq(spawn_is_program("data"), 0);
 	ck_assert_int_eq(spawn_is_program("/"), 0);
 	ck_assert_int_eq(spawn_is_program("/nonexistent"), 0);
+}
+END_TEST
+
+/* An executable script whose #! line names python runs under python. */
+START_TEST(python_shebang)
+{
+	static const char *const want[] = { "/opt/py/bin/python", "-u",
+	    "train", "--lr", "0.1" };
+	char script[] = "train";
+	struct spawn_cmd c;
+
+	setenv("PYTHON_EXEC", "/opt/py/bin/python", 1);
+	write_file("train", "#!/usr/bin/env python3\nprint(1)\n", 0755);
+	cmd_for(&c, script, 0, 0);
+	expect_argv(&c, want, 5);
+	ck_assert_int_eq(c.direct, 0);
+	spawn_cmd_free(&c);
+	ck_assert_int_eq(spawn_is_program("train"), SPAWN_PYTHON_SCRIPT);
+	cmd_for(&c, script, 1, 0);	/* --no-python: its own #! line */
+	ck_assert_int_eq(c.direct, 1);
+	spawn_cmd_free(&c);
+	unsetenv("PYTHON_EXEC");
+}
+END_TEST
+
+/* Which #! lines name a Python interpreter. */
+START_TEST(shebang_lines)
+{
+	static const char *const yes[] = { "#!/usr/bin/env python3\n",
+	    "#!/usr/bin/python\n", "#! /opt/v/bin/python3.12 -u\n",
+	    "#!/usr/bin/env -S python3 -X dev\n",
+	    "#!/usr/bin/env -u HOME A=1 python\r\n", "#!python3" };
+	static const char *const no[] = { "#!/bin/sh\n",
+	    "#!/usr/bin/env perl\n", "#!/usr/bin/env\n", "#!\n",
+	    "#!/usr/bin/pythonista\n", "#!/bin/sh python3\n",
+	    "# !/usr/bin/python\n", "\177ELF", "" };
+	size_t i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_msg(shebang_names_python(yes[i], strlen(yes[i])),
+		    "%s", yes[i]);
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(!shebang_names_python(no[i], strlen(no[i])),
+		    "%s", no[i]);
 }
 END_TEST
 
@@ -384,7 +430,11 @@ START_TEST(signals_hup_ignored)
 }
 END_TEST
 
-/* The worker leads its own process group (for killpg of the group). */
+/*
+ * The worker leads its own session and process group (killpg of the
+ * group; the terminal is not its controlling one), from its exec on (the
+ * exec pipe's write end closes at exec).
+ */
 START_TEST(own_process_group)
 {
 	char a0[] = "sleep", a1[] = "5", *argv[] = { a0, a1, NULL };
@@ -392,8 +442,11 @@ START_TEST(own_process_group)
 	struct start st = { NULL, argv, envp, 0, 0, -1 };
 	int efd, status;
 	pid_t pid = start(&st, &efd);
+	struct pollfd pfd = { efd, POLLIN, 0 };
 
+	ck_assert_int_eq(poll(&pfd, 1, 5000), 1);
 	ck_assert_int_eq(getpgid(pid), pid);
+	ck_assert_int_eq(getsid(pid), pid);
 	ck_assert_int_ne(getpgid(0), pid);
 	ck_assert_int_eq(killpg(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -430,6 +483,8 @@ test_suite(void)
 	tcase_add_test(tc, python_script);
 	tcase_add_test(tc, python_module);
 	tcase_add_test(tc, direct_programs);
+	tcase_add_test(tc, python_shebang);
+	tcase_add_test(tc, shebang_lines);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("worker");
 	tcase_add_checked_fixture(tc, setup, teardown);

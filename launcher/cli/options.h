@@ -71,6 +71,7 @@ struct cgrun_options {
 	char	*local_addr;
 	/* cgrun's own */
 	char	*log_prefix;			/* template; NULL: default */
+	char	*tty;				/* auto|always|never; NULL: auto */
 	int	 verbose;
 	int	 signal_group;			/* USR1/USR2 to the whole group */
 	int	 dry_run;

@@ -206,6 +206,7 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	    NULL };
 	static const char *const vis[] = { "all", "own", NULL };
 	static const char *const backends[] = { "static", "c10d", NULL };
+	static const char *const ttys[] = { "auto", "always", "never", NULL };
 	enum options_result r;
 
 	if ((r = options_check_nnodes(o, err, errlen)) != OPTIONS_OK ||
@@ -219,7 +220,9 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	    (r = options_check_oneof(o->gpu_visibility, "gpu-visibility", vis,
 	    err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_oneof(o->rdzv_backend, "rdzv-backend", backends,
-	    err, errlen)) != OPTIONS_OK)
+	    err, errlen)) != OPTIONS_OK ||
+	    (r = options_check_oneof(o->tty, "tty", ttys, err, errlen)) !=
+	    OPTIONS_OK)
 		return r;
 	if (o->module && o->no_python && !o->run_path)
 		return options_error(err, errlen,

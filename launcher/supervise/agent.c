@@ -16,6 +16,9 @@
  *                 abandoned), output streams, environment, spawn.
  *   logdir.c      --log-dir or a temporary base, attempt and rank dirs.
  *   output.c      a worker's stream as whole prefixed lines.
+ *   prefix.c      which prefix (--log-prefix, torchrun's by default).
+ *   tty.c         on a terminal: stdin to local rank 0, ptys, Ctrl-Z,
+ *                 the terminal's modes restored.
  *   spawn.c       fork and exec of one worker process.
  *   contain.c     everything the workers start (a cgroup v2 per job and
  *                 its guard, or the subreaper's descendants): stopped
@@ -65,6 +68,7 @@
 #include "round.h"
 #include "spawn.h"
 #include "store.h"
+#include "tty.h"
 
 #define AGENT_KILL_WAIT_SECS	10	/* exit wait after SIGKILL (D state) */
 #define AGENT_HOST_MAX		256
@@ -196,6 +200,15 @@ agent_sigchld_cb(evutil_socket_t sig, short what, void *arg)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 		attempt_reaped(a->at, pid, status);
+}
+
+/* Ctrl-Z and fg on a terminal (tty.c): SIGSTOP or SIGCONT every worker. */
+static void
+agent_job_control_cb(void *arg, int sig)
+{
+	struct agent *a = arg;
+
+	attempt_signal(a->at, sig);
 }
 
 /* Whether s is one of the stopping states (the grace timer runs). */
@@ -717,6 +730,7 @@ agent_signals(struct agent *a)
 			return -1;
 		a->nsigev++;
 	}
+	tty_on_job_control(agent_job_control_cb, a);
 	return 0;
 }
 
@@ -877,6 +891,7 @@ agent_free(struct agent *a)
 		event_free(a->killwait);
 	if (a->kick != NULL)
 		event_free(a->kick);
+	tty_on_job_control(NULL, NULL);
 	spawn_cmd_free(&a->cmd);
 	free(a);
 }

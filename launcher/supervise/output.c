@@ -16,10 +16,14 @@
 
 #include "log.h"
 #include "output.h"
+#include "tty.h"
 
 #define OUTPUT_FILTERS_MAX	32	/* --duplicate-*-filters entries */
 #define OUTPUT_STUCK_MS		10000	/* wait for room in a full sink */
 #define OUTPUT_PIPE_CHUNK	4096	/* one pipe page: fits once POLLOUT */
+
+/* The eager stream whose console line is unfinished, or NULL. */
+static struct output *output_open;
 
 struct output {
 	struct event	*ev;
@@ -28,8 +32,12 @@ struct output {
 	int		 console_fd, file_fd, filter_fd;
 	char		 prefix[OUTPUT_PREFIX_MAX];
 	size_t		 prefixlen;
+	char		 fprefix[OUTPUT_PREFIX_MAX];	/* filter file's */
+	size_t		 fprefixlen;
 	char		*filters[OUTPUT_FILTERS_MAX];
 	int		 nfilters;
+	struct event	*eager;		/* shows a partial line when quiet */
+	int		 pty;
 	void		(*on_eof)(void *);
 	void		*arg;
 	size_t		 len;
@@ -211,41 +219,66 @@ output_line_len(const char *p, const char *end)
 	return 0;
 }
 
+/* End the console line an eager stream left open, if any. */
+static void
+output_close_open(void)
+{
+	if (output_open != NULL)
+		output_write_all(output_open->console_fd, "\n", 1);
+	output_open = NULL;
+}
+
 /*
- * Write buf[0..len), whole lines (each ends in a terminator), prefixed,
- * to fd in one write.  An empty line ended by a lone '\r' (tqdm starts
- * every update with one) is skipped: it would only repeat the prefix.
+ * Write buf[0..len), lines each with a terminator (and, on the console of
+ * an eager stream, a last partial one), prefixed, to fd in one write.  An
+ * empty line ended by a lone '\r' at a line start (tqdm starts every
+ * update with one) is skipped: it would only repeat the prefix.  On the
+ * console, a line this stream left open continues without a prefix
+ * (there a lone '\r' returns to the prefix); one another stream left
+ * open is ended first.
  */
 static void
-output_prefixed(const struct output *o, int fd, const char *buf, size_t len,
+output_prefixed(struct output *o, int fd, const char *buf, size_t len,
     int filtered)
 {
 	static char *scratch;
 	static size_t cap;
 	const char *p = buf, *end = buf + len;
-	size_t need = len, n = 0, ll, i;
+	const char *pre = filtered ? o->fprefix : o->prefix;
+	size_t prelen = filtered ? o->fprefixlen : o->prefixlen;
+	size_t need = len + prelen, n = 0, ll, i;
+	int cont = !filtered && output_open == o, partial;
 	char *ns;
 
+	if (!filtered && output_open != NULL && output_open != o)
+		output_close_open();
 	for (i = 0; i < len; i++)
 		if (buf[i] == '\n' || buf[i] == '\r')
-			need += o->prefixlen;
+			need += prelen;
 	if (need > cap) {
 		if ((ns = realloc(scratch, need)) == NULL)
 			return;
 		scratch = ns;
 		cap = need;
 	}
-	for (; p < end && (ll = output_line_len(p, end)) > 0; p += ll) {
-		if (ll == 1 && *p == '\r')
+	for (; p < end; p += ll) {
+		if ((partial = (ll = output_line_len(p, end)) == 0))
+			ll = (size_t)(end - p);
+		if ((ll == 1 && *p == '\r' && !cont) || (filtered &&
+		    (partial || !output_matches(o, p, ll))))
 			continue;
-		if (filtered && !output_matches(o, p, ll))
-			continue;
-		memcpy(scratch + n, o->prefix, o->prefixlen);
-		memcpy(scratch + n + o->prefixlen, p, ll);
-		n += o->prefixlen + ll;
+		if (!cont) {
+			memcpy(scratch + n, pre, prelen);
+			n += prelen;
+		}
+		memcpy(scratch + n, p, ll);
+		n += ll;
+		cont = partial;
 	}
 	if (n > 0)
 		output_write_all(fd, scratch, n);
+	if (!filtered)
+		output_open = cont ? o : NULL;
 }
 
 /* Emit the first len buffered bytes (whole lines) and shift the rest. */
@@ -286,7 +319,24 @@ output_flush(struct output *o, int force)
 	if (o->len > 0 && (force || o->len == OUTPUT_LINE_MAX)) {
 		o->buf[o->len++] = '\n';
 		output_emit(o, o->len);
-	}
+	} else if (o->eager != NULL && o->len > 0) {
+		/* maybe a prompt: shown if nothing follows soon (a line
+		 * written in pieces stays whole) */
+		struct timeval tv = { 0, OUTPUT_EAGER_USEC };
+
+		evtimer_add(o->eager, &tv);
+	} else if (o->eager != NULL)
+		evtimer_del(o->eager);
+}
+
+/* An eager stream was quiet with a partial line: show it (a prompt, or
+ * readline's echo), but not a last '\r' that may be half of "\r\n". */
+static void
+output_eager_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct output *o = arg;
+
+	output_emit(o, o->len - (o->len > 0 && o->buf[o->len - 1] == '\r'));
 }
 
 /* Read once; returns bytes read, 0 at EOF or error, -1 when none ready. */
@@ -313,6 +363,12 @@ static void
 output_finish(struct output *o)
 {
 	output_flush(o, 1);
+	if (output_open == o)
+		output_close_open();
+	if (o->eager != NULL)
+		evtimer_del(o->eager);
+	if (o->pty)
+		tty_pty_closed(o->fd);
 	o->eof = 1;
 	if (o->ev != NULL)
 		event_del(o->ev);
@@ -341,6 +397,18 @@ output_cb(evutil_socket_t fd, short what, void *arg)
 		o->on_eof(o->arg);
 }
 
+/* Copy a prefix (NULL: none) into an OUTPUT_PREFIX_MAX buffer; its length. */
+static size_t
+output_copy_prefix(char *dst, const char *src)
+{
+	size_t n = strlen(src ? src : "");
+
+	if (n >= OUTPUT_PREFIX_MAX)
+		n = OUTPUT_PREFIX_MAX - 1;
+	memcpy(dst, src ? src : "", n);
+	return n;
+}
+
 /* Start watching a worker pipe. */
 struct output *
 output_new(struct event_base *base, int fd, const struct output_conf *c)
@@ -355,17 +423,25 @@ output_new(struct event_base *base, int fd, const struct output_conf *c)
 	o->file_fd = c->file_fd;
 	o->filter_fd = c->filter_fd;
 	o->on_eof = c->on_eof;
+	o->pty = c->pty;
+	if (c->eager && c->console_fd >= 0 &&
+	    (o->eager = evtimer_new(base, output_eager_cb, o)) == NULL) {
+		free(o);
+		errno = ENOMEM;
+		return NULL;
+	}
 	o->arg = c->arg;
-	o->prefixlen = strlen(c->prefix ? c->prefix : "");
-	if (o->prefixlen >= sizeof(o->prefix))
-		o->prefixlen = sizeof(o->prefix) - 1;
-	memcpy(o->prefix, c->prefix ? c->prefix : "", o->prefixlen);
+	o->prefixlen = output_copy_prefix(o->prefix, c->prefix);
+	o->fprefixlen = output_copy_prefix(o->fprefix, c->filter_prefix ?
+	    c->filter_prefix : c->prefix);
 	output_parse_filters(o, c->filters);
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	o->ev = event_new(base, fd, EV_READ | EV_PERSIST, output_cb, o);
 	if (o->ev == NULL || event_add(o->ev, NULL) == -1) {
 		if (o->ev != NULL)
 			event_free(o->ev);
+		if (o->eager != NULL)
+			event_free(o->eager);
 		free(o);
 		errno = ENOMEM;
 		return NULL;
@@ -402,6 +478,8 @@ output_free(struct output *o)
 	output_drain(o);
 	if (o->ev != NULL)
 		event_free(o->ev);
+	if (o->eager != NULL)
+		event_free(o->eager);
 	if (o->file_fd >= 0)
 		close(o->file_fd);
 	for (i = 0; i < o->nfilters; i++)

@@ -6,6 +6,12 @@
  * or a lone "\r" (progress bars).  Partial lines wait for their end
  * (lines longer than OUTPUT_LINE_MAX are cut into pieces); at EOF the last
  * partial line is written with a newline added, so nothing is lost.
+ * An eager stream (the worker reading the terminal: prompts, readline's
+ * echo) writes a partial line to the console once nothing more came for
+ * OUTPUT_EAGER_USEC (so lines written in pieces stay whole); its line
+ * stays open (continued without a prefix) until it ends or another stream
+ * writes to the console, which first ends it with a newline: lines never
+ * mix.
  */
 #ifndef CGRUN_OUTPUT_H
 #define CGRUN_OUTPUT_H
@@ -14,6 +20,7 @@
 
 #define OUTPUT_LINE_MAX		(64 * 1024)	/* bytes buffered per stream */
 #define OUTPUT_PREFIX_MAX	256		/* bytes of one line prefix */
+#define OUTPUT_EAGER_USEC	20000		/* quiet before a prompt shows */
 
 struct event_base;
 struct output;
@@ -21,9 +28,12 @@ struct output;
 struct output_conf {
 	int		 console_fd;	/* 1, 2, or -1: not shown */
 	const char	*prefix;	/* copied */
+	const char	*filter_prefix;	/* for filter_fd; NULL: prefix */
 	int		 file_fd;	/* tee file (taken over), or -1 */
 	int		 filter_fd;	/* not owned, or -1 */
 	const char	*filters;	/* comma list ("," as ",,"), or NULL */
+	int		 eager;		/* console: partial lines when quiet */
+	int		 pty;		/* fd is a pty master (tty.c) */
 	void		(*on_eof)(void *arg);	/* after the last byte */
 	void		*arg;
 };

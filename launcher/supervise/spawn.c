@@ -1,5 +1,6 @@
 /*
- * spawn.c: the worker command line and fork/exec of one worker.
+ * spawn.c: the worker command line (which scripts go to python:
+ * shebang.c) and fork/exec of one worker.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -15,53 +17,62 @@
 
 #include "options.h"
 #include "placement.h"
+#include "shebang.h"
 #include "spawn.h"
 #include "template.h"
 
 #define SPAWN_ARGV_MAX	65536	/* arguments of one worker command */
 
-/* Whether path is a regular executable file starting with ELF magic or #!. */
+/*
+ * What path is: SPAWN_NOT_PROGRAM, SPAWN_PROGRAM (an executable ELF file or
+ * #! script) or SPAWN_PYTHON_SCRIPT (an executable script whose #! line
+ * names a Python interpreter: it runs under $PYTHON_EXEC, as torchrun
+ * would run it, not under whatever python its #! line finds).
+ */
 int
 spawn_is_program(const char *path)
 {
-	unsigned char magic[4];
+	char head[SHEBANG_LINE_MAX];
 	struct stat st;
 	ssize_t n;
 	int fd;
 
 	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    access(path, X_OK) == -1)
-		return 0;
+		return SPAWN_NOT_PROGRAM;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, magic, sizeof(magic));
+		return SPAWN_NOT_PROGRAM;
+	n = read(fd, head, sizeof(head));
 	close(fd);
-	if (n >= 2 && magic[0] == '#' && magic[1] == '!')
-		return 1;
-	return n == 4 && memcmp(magic, "\177ELF", 4) == 0;
+	if (n >= 2 && head[0] == '#' && head[1] == '!')
+		return shebang_names_python(head, (size_t)n) ?
+		    SPAWN_PYTHON_SCRIPT : SPAWN_PROGRAM;
+	return n >= 4 && memcmp(head, "\177ELF", 4) == 0 ? SPAWN_PROGRAM :
+	    SPAWN_NOT_PROGRAM;
 }
 
 /*
  * Find name as a program: as a path when it has a '/', else in the current
- * directory, else on PATH.  Returns a malloc'd path or NULL.
+ * directory, else on PATH.  Returns a malloc'd path (its spawn_is_program()
+ * kind in *kind) or NULL.
  */
 static char *
-spawn_find_program(const char *name)
+spawn_find_program(const char *name, int *kind)
 {
 	char buf[PATH_MAX], *path, *dir, *save = NULL;
 	const char *env;
 
 	if (strchr(name, '/') != NULL)
-		return spawn_is_program(name) ? strdup(name) : NULL;
+		return (*kind = spawn_is_program(name)) ? strdup(name) : NULL;
 	snprintf(buf, sizeof(buf), "./%s", name);
-	if (spawn_is_program(buf))
+	if ((*kind = spawn_is_program(buf)) != SPAWN_NOT_PROGRAM)
 		return strdup(buf);
 	if ((env = getenv("PATH")) == NULL || (path = strdup(env)) == NULL)
 		return NULL;
 	for (dir = strtok_r(path, ":", &save); dir != NULL;
 	    dir = strtok_r(NULL, ":", &save)) {
 		snprintf(buf, sizeof(buf), "%s/%s", *dir ? dir : ".", name);
-		if (spawn_is_program(buf)) {
+		if ((*kind = spawn_is_program(buf)) != SPAWN_NOT_PROGRAM) {
 			free(path);
 			return strdup(buf);
 		}
@@ -93,15 +104,17 @@ cmd_push(struct spawn_cmd *c, const char *arg)
 
 /*
  * Decide how to run the script: python [-u] [-m] SCRIPT, or SCRIPT itself
- * with --no-python or when it is a compiled program or a #! script.
+ * with --no-python or when it is a compiled program or a #! script that
+ * does not name python.  A Python #! script found on PATH (not in the
+ * current directory) is given to python by the path where it was found.
  */
 int
 spawn_cmd_build(struct spawn_cmd *c, const struct cgrun_options *o, char *err,
     size_t errlen)
 {
-	const char *py = getenv("PYTHON_EXEC");
+	const char *py = getenv("PYTHON_EXEC"), *script = o->script;
 	char *prog = NULL;
-	int i;
+	int i, kind = SPAWN_NOT_PROGRAM;
 
 	memset(c, 0, sizeof(*c));
 	if ((c->argv = calloc((size_t)o->nscript_args + 5, sizeof(char *))) ==
@@ -109,18 +122,23 @@ spawn_cmd_build(struct spawn_cmd *c, const struct cgrun_options *o, char *err,
 		goto nomem;
 	if (!o->no_python && !o->module && !o->run_path &&
 	    !ends_with(o->script, ".py"))
-		prog = spawn_find_program(o->script);
-	if (o->no_python || prog != NULL) {
+		prog = spawn_find_program(o->script, &kind);
+	if (o->no_python || kind == SPAWN_PROGRAM) {
 		c->direct = 1;
 		c->path = prog;
 		if (cmd_push(c, o->script) == -1)
 			goto nomem;
 	} else {
+		if (prog != NULL && strchr(o->script, '/') == NULL &&
+		    strncmp(prog, "./", 2) != 0)
+			script = prog;
 		if (py == NULL || *py == '\0')
 			py = "python3";
-		if (cmd_push(c, py) == -1 || cmd_push(c, "-u") == -1 ||
+		i = cmd_push(c, py) == -1 || cmd_push(c, "-u") == -1 ||
 		    (o->module && cmd_push(c, "-m") == -1) ||
-		    cmd_push(c, o->script) == -1)
+		    cmd_push(c, script) == -1;
+		free(prog);
+		if (i)
 			goto nomem;
 	}
 	for (i = 0; i < o->nscript_args; i++)
@@ -327,25 +345,42 @@ child_fail(int exec_wr, int err)
 	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
 }
 
+/* In the child: stdin on /dev/null; 0 or -1. */
+static int
+child_stdin_null(void)
+{
+	int fd = open("/dev/null", O_RDONLY);
+
+	if (fd == -1 || (fd != 0 && dup2(fd, 0) == -1))
+		return -1;
+	return 0;
+}
+
 /*
- * The child side, after fork: the order matters.  The parent death signal
- * is armed before the getppid() check so a parent that died in between is
- * noticed; signals are unblocked only after every handler is default.
+ * The child side, after fork: the order matters.  A new session (so the
+ * terminal cgrun runs on is not the worker's controlling terminal: reading
+ * it never stops the worker with SIGTTIN, as under torchrun); the parent
+ * death signal is armed before the getppid() check so a parent that died
+ * in between is noticed; signals are unblocked only after every handler is
+ * default.
  */
 static void __attribute__((noreturn))
 spawn_child(const struct spawn_req *r, char **argv, pid_t parent, int exec_wr)
 {
 	const char *file = r->cmd->path ? r->cmd->path : argv[0];
 
-	setpgid(0, 0);
+	setsid();
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(128 + SIGKILL);
 	if (r->cgroup_procs != NULL)	/* contain.c: before anything runs */
 		child_enter_cgroup(r->cgroup_procs);
 	if ((r->out_fd >= 0 && dup2(r->out_fd, 1) == -1) ||
-	    (r->err_fd >= 0 && dup2(r->err_fd, 2) == -1))
+	    (r->err_fd >= 0 && dup2(r->err_fd, 2) == -1) ||
+	    (r->stdin_null && child_stdin_null() == -1))
 		child_fail(exec_wr, errno);
+	if (r->ctty > 0)	/* its pty: window changes reach it */
+		ioctl(r->ctty, TIOCSCTTY, 0);
 	child_close_fds(exec_wr);
 	if (r->plan != NULL && plan_apply_child(r->plan, r->local_rank) == -1)
 		dprintf(2, "cgrun: local rank %d: CPU/memory binding failed: "
@@ -389,10 +424,12 @@ spawn_worker(const struct spawn_req *r, int *exec_fd, char *err,
 	if (pid == 0)
 		spawn_child(r, argv, parent, p[1]);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* No setpgid(pid, pid) here: it would make the child a group leader
+	 * before its setsid() and so make that fail.  A killpg() that comes
+	 * before the child's setsid() finds no group: worker_signal() then
+	 * signals the pid, pending until the child unblocks its signals. */
 	if (pid == -1)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
-	else
-		setpgid(pid, pid);	/* no race with killpg() right after */
 	close(p[1]);
 	spawn_argv_free(argv);
 	if (pid == -1) {

@@ -1,6 +1,7 @@
 /*
  * spawn.h: the worker command (resolved once per job) and starting one
- * worker process: its own process group, default signal handlers and an
+ * worker process: its own session and process group (torchrun's
+ * start_new_session: the terminal is not its controlling one), default signal handlers and an
  * empty mask, PR_SET_PDEATHSIG (it never outlives the agent), fds 0-2 only,
  * its CPU/memory binding, then exec.  An exec failure makes the child exit
  * 126 (found, not executable) or 127 (not found), and its errno can be read
@@ -42,6 +43,9 @@ struct spawn_req {
 	const struct plan	*plan;			/* or NULL */
 	int			 hup_ignored;	/* keep SIGHUP ignored (nohup) */
 	const char		*cgroup_procs;	/* enter this cgroup, or NULL */
+	int			 stdin_null;	/* stdin /dev/null, not ours */
+	int			 ctty;	/* 1 or 2: that fd (a pty) becomes the
+					 * controlling terminal; 0: none */
 };
 
 /*
@@ -55,7 +59,12 @@ pid_t	spawn_worker(const struct spawn_req *, int *exec_fd, char *err,
 /* errno of the child's failed exec, or 0 if exec succeeded; closes fd. */
 int	spawn_exec_errno(int exec_fd);
 
-/* Whether path is an executable program (an ELF file or a #! script). */
+/* What a script path is, for spawn_cmd_build(). */
+#define SPAWN_NOT_PROGRAM	0	/* not executable: give it to python */
+#define SPAWN_PROGRAM		1	/* ELF, or a #! script of another kind */
+#define SPAWN_PYTHON_SCRIPT	2	/* #! line names python: $PYTHON_EXEC */
+
+/* Which of the SPAWN_* kinds path is. */
 int	spawn_is_program(const char *path);
 
 #endif

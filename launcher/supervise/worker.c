@@ -19,10 +19,11 @@
 #include "logdir.h"
 #include "options.h"
 #include "output.h"
+#include "prefix.h"
 #include "report.h"
 #include "round.h"
 #include "spawn.h"
-#include "template.h"
+#include "tty.h"
 #include "worker.h"
 #include "worker_env.h"
 
@@ -33,6 +34,7 @@ struct worker {
 	pid_t			 pid;
 	int			 exec_fd;	/* spawn_exec_errno(), or -1 */
 	int			 exec_errno;
+	int			 ptys;		/* streams (1|2) on a pty */
 	int			 status;	/* wait status once reaped */
 	struct output		*out, *err;
 	struct event		*drain;
@@ -90,8 +92,8 @@ worker_free(struct worker *w)
 {
 	if (w == NULL)
 		return;
-	if (worker_unreaped(w) && w->pid > 0)
-		killpg(w->pid, SIGKILL);
+	if (worker_unreaped(w))
+		worker_signal(w, SIGKILL);
 	output_free(w->out);
 	output_free(w->err);
 	if (w->drain != NULL)
@@ -131,48 +133,46 @@ worker_drain_cb(evutil_socket_t fd, short what, void *arg)
 	worker_check_gone(w);
 }
 
-/* The console prefix of a worker, from --log-prefix or torchrun's env. */
+/* The console and filter-file prefixes of stream s (prefix.h). */
 static void
-worker_prefix(struct worker *w, char *buf, size_t len)
+worker_prefix(struct worker *w, int s, char *console, char *filter)
 {
 	const struct cgrun_options *o = w->job->opts;
-	const char *tmpl = o->log_prefix;
-	char rank[16], lr[16], gr[16];
-	struct template_var v[4];
+	struct prefix_ids id;
 
-	if (tmpl == NULL)
-		tmpl = getenv("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
-	if (tmpl == NULL)
-		tmpl = "[rank${rank}]:";
-	snprintf(rank, sizeof(rank), "%d", w->rank);
-	snprintf(lr, sizeof(lr), "%d", w->lr);
-	snprintf(gr, sizeof(gr), "%d", w->job->round->group_rank);
-	v[0].name = "rank", v[0].value = rank;
-	v[1].name = "local_rank", v[1].value = lr;
-	v[2].name = "role_name", v[2].value = o->role ? o->role : "default";
-	v[3].name = "group_rank", v[3].value = gr;
-	template_expand(tmpl, v, 4, buf, len);
+	id.rank = w->rank;
+	id.local_rank = w->lr;
+	id.group_rank = w->job->round->group_rank;
+	prefix_for(o, &id, options_std_for(&o->tee, w->lr) & s, console,
+	    OUTPUT_PREFIX_MAX, filter, OUTPUT_PREFIX_MAX);
 }
 
 /* Start reading pipe fd rfd of stream s into w->out or w->err; -1 if not. */
 static int
-worker_reader(struct worker *w, int s, int rfd, int file, char *prefix,
-    int console)
+worker_reader(struct worker *w, int s, int rfd, int file, int console,
+    int pty)
 {
 	const struct cgrun_options *o = w->job->opts;
+	char prefix[OUTPUT_PREFIX_MAX], fprefix[OUTPUT_PREFIX_MAX];
 	struct output_conf c;
 	struct output *out;
 
+	worker_prefix(w, s, prefix, fprefix);
 	memset(&c, 0, sizeof(c));
 	c.console_fd = console ? s : -1;
 	c.prefix = prefix;
+	c.filter_prefix = fprefix;
 	c.file_fd = file;
 	c.filter_fd = s == 1 ? w->job->filter_out : w->job->filter_err;
 	c.filters = s == 1 ? o->dup_stdout_filters : o->dup_stderr_filters;
 	c.on_eof = worker_eof_cb;
 	c.arg = w;
+	c.pty = pty;
+	c.eager = console && tty_stdin_owner(w->lr);
 	if ((out = output_new(w->job->base, rfd, &c)) == NULL)
 		return -1;
+	if (pty)
+		tty_pty_track(rfd, s, console ? strlen(prefix) : 0);
 	if (s == 1)
 		w->out = out;
 	else
@@ -184,10 +184,11 @@ worker_reader(struct worker *w, int s, int rfd, int file, char *prefix,
  * Set up one stream (1 = stdout, 2 = stderr) of a worker: returns the fd
  * the child gets, and starts an output reader when a pipe is needed.
  * --redirects alone: the file itself; --tee: pipe + file; filtered out of
- * the console and no file: /dev/null.
+ * the console and no file: /dev/null.  A pipe is a pseudo-terminal when
+ * tty.c says so (a console on a terminal).
  */
 static int
-worker_stream(struct worker *w, int s, char *prefix)
+worker_stream(struct worker *w, int s)
 {
 	const struct cgrun_options *o = w->job->opts;
 	int red = options_std_for(&o->redirects, w->lr) & s;
@@ -207,13 +208,16 @@ worker_stream(struct worker *w, int s, char *prefix)
 		return file;
 	if (filters == NULL && !shown && file == -1)
 		return open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (pipe2(p, O_CLOEXEC) == -1) {
+	if (tty_pty_wanted(s, shown && !(red && !tee), tee) &&
+	    tty_pty_open(p) == 0)
+		w->ptys |= s;
+	else if (pipe2(p, O_CLOEXEC) == -1) {
 		if (file >= 0)
 			close(file);
 		return -1;
 	}
-	if (worker_reader(w, s, p[0], file, prefix, shown && !(red && !tee))
-	    == -1) {
+	if (worker_reader(w, s, p[0], file, shown && !(red && !tee),
+	    w->ptys & s) == -1) {
 		close(p[0]);
 		close(p[1]);
 		if (file >= 0)
@@ -243,6 +247,8 @@ worker_spawn(struct worker *w, int fd1, int fd2, char *err, size_t errlen)
 	req.plan = job->plan;
 	req.hup_ignored = job->hup_ignored;
 	req.cgroup_procs = job->cgroup_procs;
+	req.stdin_null = tty_stdin_null(w->lr);
+	req.ctty = w->ptys & 1 ? 1 : w->ptys & 2 ? 2 : 0;
 	if (fd1 == -1 || fd2 == -1 || env == NULL)
 		snprintf(err, errlen, "worker %d: %s", w->lr, strerror(errno));
 	else
@@ -256,7 +262,6 @@ int
 worker_start(struct worker *w, const char *attempt_dir, char *err,
     size_t errlen)
 {
-	char prefix[OUTPUT_PREFIX_MAX];
 	int fd1, fd2;
 
 	if (logdir_rank(attempt_dir, w->lr, w->dir, sizeof(w->dir)) == -1 ||
@@ -268,9 +273,8 @@ worker_start(struct worker *w, const char *attempt_dir, char *err,
 		return -1;
 	}
 	unlink(w->error_file);
-	worker_prefix(w, prefix, sizeof(prefix));
-	fd1 = worker_stream(w, 1, prefix);
-	fd2 = fd1 == -1 ? -1 : worker_stream(w, 2, prefix);
+	fd1 = worker_stream(w, 1);
+	fd2 = fd1 == -1 ? -1 : worker_stream(w, 2);
 	w->pid = worker_spawn(w, fd1, fd2, err, errlen);
 	if (fd1 >= 0)
 		close(fd1);
@@ -290,6 +294,8 @@ worker_reaped(struct worker *w, int status)
 	w->status = status;
 	w->exec_errno = spawn_exec_errno(w->exec_fd);
 	w->exec_fd = -1;
+	if (tty_stdin_owner(w->lr))	/* its pdb may have left raw modes */
+		tty_restore_modes();
 	report_describe(how, sizeof(how), status);
 	log_info("worker exited rank=%d local_rank=%d pid=%d %s", w->rank,
 	    w->lr, (int)w->pid, how);
@@ -327,11 +333,18 @@ worker_skip(struct worker *w)
 		worker_enter(w, WORKER_GONE);
 }
 
-/* killpg, ignoring a group already empty. */
+/*
+ * killpg, ignoring a group already empty.  No group yet while a worker
+ * just forked has not called setsid() (spawn.c): then its pid.
+ */
 void
 worker_signal(const struct worker *w, int sig)
 {
-	if (w->pid > 0 && killpg(w->pid, sig) == -1 && errno != ESRCH)
+	if (w->pid <= 0 || killpg(w->pid, sig) == 0)
+		return;
+	if (errno == ESRCH && worker_unreaped(w))
+		kill(w->pid, sig);
+	else if (errno != ESRCH)
 		log_warn("killpg pid=%d sig=%d", (int)w->pid, sig);
 }
 

@@ -82,7 +82,7 @@ DDP="--steps 16 --ckpt-every 4"
 ddp_start() {
 	mkdir -p "$T/$1"
 	for n in 2 3; do
-		"$CGRUN" -v --rdzv-backend=c10d --rdzv-endpoint="127.0.0.1:$RDZVD_PORT" \
+		"$CGRUN" -v --log-prefix=rank --rdzv-backend=c10d --rdzv-endpoint="127.0.0.1:$RDZVD_PORT" \
 			--local-addr=127.0.0.$n --nnodes=2 --nproc-per-node=2 --max-restarts=3 \
 			--rdzv-id="ddp-$1" --rdzv-conf="$FAST_CONF" $AUTH --no-python "$PY113" "$TRAIN" \
 			$DDP --ckpt-dir "$T/$1/ckpt" --out "$T/$1/final.pt" \

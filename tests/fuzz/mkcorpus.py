@@ -288,6 +288,12 @@ put("fuzz_gpu", "busid-short", cvd(0, 0, 1, "3b:1f.7"))
 put("fuzz_gpu", "nproc", cvd(0, 0, 1, "4096"))
 put("fuzz_gpu", "bind-mode", cvd(0, 0, 1, "core-complex"))
 
+# ---- #! lines of worker scripts ----
+put("fuzz_shebang", "env", b"#!/usr/bin/env python3\nimport os\n")
+put("fuzz_shebang", "env-S", b"#!/usr/bin/env -S -u X A=1 python3.12 -u\n")
+put("fuzz_shebang", "direct", b"#! /opt/venv/bin/python -E\r\n")
+put("fuzz_shebang", "shell", b"#!/bin/sh\nexec python3 x\n")
+
 # ---- templates (output room - 1, template) ----
 put("fuzz_template", "prefix", b"\xff[${role_name}${local_rank}]:")
 put("fuzz_template", "args", b"\xff--out=/tmp/r$local_rank/${rank}.log")
