@@ -21,7 +21,7 @@ expect() {
 	want=$1; shift; words=
 	while [ "$1" != -- ]; do words="$words $1"; shift; done; shift
 	rm -f calls
-	PYTHON_EXEC="$T/py.sh" timeout 60 "$CGRUN_BIN" --nproc-per-node=2 \
+	PYTHON_EXEC="$T/py.sh" timeout 60 "$CGRUN_BIN" --log-prefix=rank --nproc-per-node=2 \
 	    --max-restarts=3 "$@" > out 2> err
 	rc=$?
 	[ "$rc" = "$want" ] || fail "cgrun $*: exit $rc, want $want"

@@ -46,7 +46,7 @@ grep -q "worker output to stdout is being lost: it stayed full for 10 s" err ||
 echo "a full stdout: cgrun goes on, the loss said"
 
 # A working stdout: no word about losses.
-"$CGRUN_BIN" $job 'seq 3' > out 2> err || fail "exit $?"
+"$CGRUN_BIN" --log-prefix=rank $job 'seq 3' > out 2> err || fail "exit $?"
 [ "$(grep -c '^\[rank' out)" = 6 ] || fail "lines lost: $(cat out)"
 ! grep -q "lost\|could not be written" err || fail "a loss reported on a working stdout"
 echo ok
