@@ -50,7 +50,7 @@ clean() {
 	echo "$1: nothing left after $(($(date +%s) - t0)) s"
 }
 
-slurm_submit 3 "$O/job.sh"
+slurm_submit 2 "$O/job.sh"
 job=$SL_JOB
 slurm_wait_files "$O/1/ready.*" 4 60 "workers of the first step up"
 echo "running:"

@@ -23,7 +23,7 @@ export OUT=$O PYTHON_EXEC=$PY
 srun -N2 "$CGRUN_BIN" -v --nproc-per-node=2 "$CGRUN_TOP/tests/slurm/usr1_worker.py" >"$O/step.out" 2>&1
 echo \$? >"$O/step.rc"
 EOS
-slurm_submit 3 "$O/job.sh"
+slurm_submit 2 "$O/job.sh"
 job=$SL_JOB
 slurm_wait_files "$O/ready.*" 4 60 "workers up"
 scancel --signal=USR1 "$job" || slurm_fail "scancel --signal=USR1 $job failed"
