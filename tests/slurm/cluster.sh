@@ -27,7 +27,7 @@
 # namespaces, the veths and the bridge: nothing stays behind.
 
 SL_PKGS="slurmctld slurmd slurm-client munge"
-SL_DIR= SL_K= SL_NET= SL_NODES=0
+SL_DIR='' SL_K='' SL_NET='' SL_NODES=0
 
 # slurm_skip REASON: exit 77 with REASON on the last line.
 slurm_skip() {
@@ -174,6 +174,7 @@ slurm_conf() {
 # node is idle; exports SLURM_CONF and sets the EXIT trap (slurm_stop).
 slurm_start() {
 	SL_NODES=$1
+	export PATH="$PATH:/usr/sbin:/sbin"
 	SL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-slurm.XXXXXX") || exit 1
 	chmod 755 "$SL_DIR"
 	trap slurm_stop EXIT
@@ -185,7 +186,7 @@ slurm_start() {
 		slurm_host "n$i" "$SL_NET.$i" || slurm_fail "cannot set up namespace n$i"
 	done
 	slurm_conf "$SL_NODES"
-	export SLURM_CONF=$SL_DIR/slurm.conf
+	export SLURM_CONF="$SL_DIR/slurm.conf"
 	slurm_munge || slurm_fail "munged did not start"
 	slurm_on ctl slurmctld -f "$SLURM_CONF" || slurm_fail "slurmctld did not start"
 	for i in $(seq "$SL_NODES"); do
