@@ -1,12 +1,12 @@
 /*
  * test_c10d.c: the c10d backend's parsers (--rdzv-conf with torchrun's
- * defaults, --rdzv-endpoint forms) and the site defaults' Slurm node list.
+ * defaults, --rdzv-endpoint forms).  The Slurm node list's first host is
+ * tested in test_slurm.c.
  */
 #include <check.h>
 #include <string.h>
 
 #include "c10d.h"
-#include "site.h"
 #include "helper_main.h"
 
 START_TEST(conf_defaults)
@@ -100,24 +100,6 @@ START_TEST(endpoints)
 }
 END_TEST
 
-START_TEST(slurm_first_host)
-{
-	char h[32];
-
-	ck_assert_int_eq(site_slurm_first_host("gpu[03-07,9],cpu1", h,
-	    sizeof(h)), 0);
-	ck_assert_str_eq(h, "gpu03");
-	ck_assert_int_eq(site_slurm_first_host("node7,node8", h, sizeof(h)), 0);
-	ck_assert_str_eq(h, "node7");
-	ck_assert_int_eq(site_slurm_first_host("solo", h, sizeof(h)), 0);
-	ck_assert_str_eq(h, "solo");
-	ck_assert_int_eq(site_slurm_first_host("[1-2]", h, sizeof(h)), -1);
-	ck_assert_int_eq(site_slurm_first_host("n[x]", h, sizeof(h)), -1);
-	ck_assert_int_eq(site_slurm_first_host("averyveryverylonghostnamethatdoesnotfit",
-	    h, sizeof(h)), -1);
-}
-END_TEST
-
 /* The suite. */
 Suite *
 test_suite(void)
@@ -130,7 +112,6 @@ test_suite(void)
 	tcase_add_test(tc, conf_values);
 	tcase_add_test(tc, conf_errors);
 	tcase_add_test(tc, endpoints);
-	tcase_add_test(tc, slurm_first_host);
 	suite_add_tcase(s, tc);
 	return s;
 }

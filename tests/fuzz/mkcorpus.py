@@ -212,3 +212,24 @@ put("fuzz_errorfile", "record", b'{"message": {"message": "RuntimeError: boom", 
 put("fuzz_errorfile", "string", b'{"message": "plain text", "errorCode": 3}')
 put("fuzz_errorfile", "nested", b'{"message": {"message": ["x", {"y": null}], "extraInfo": 7}}')
 put("fuzz_errorfile", "empty", b"{}")
+
+# ---- Slurm node lists (pick byte, list, NUL, tasks per node) ----
+HOSTLISTS = {
+    "scontrol": "tux[1-3]",
+    "names": "alpha,beta,gamma",
+    "ranges": "lx[15,18,32-33]",
+    "groups": "rack[0-63]_blade[0-41]",
+    "padded": "linux[0000-1023]",
+    "suffix": "gpu-[01-16]-ib",
+    "prefixes": "a[1-2],b3,c[5-6]",
+    "widths": "n[08-10,7],n[8-10]",
+    "spaces": "a b\tc\nd,,e",
+    "bad-open": "n[1-3",
+    "bad-back": "n[3-1]",
+}
+for name, text in HOSTLISTS.items():
+    put("fuzz_hostlist", name, b"\x05" + text.encode())
+put("fuzz_hostlist", "tasks", b"\x03n[1-4]\x002(x3),1")
+put("fuzz_hostlist", "tasks-bad", b"\x01n1\x002(x")
+put("fuzz_hostlist", "step", b"\x81n[01-04]\x001(x4)")
+put("fuzz_hostlist", "step-2tasks", b"\x82gpu-[1-2]-ib\x002(x2)")
