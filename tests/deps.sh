@@ -8,7 +8,8 @@ libssl-dev libsystemd-dev python3 python3-torch procps"
 if [ -z "$CGRUN_DEPS_MINIMAL" ]; then
 	pkgs="$pkgs check mandoc iproute2 hwloc clang libclang-rt-14-dev valgrind
 systemd debhelper dpkg-dev fakeroot psmisc util-linux ca-certificates
-debian-archive-keyring strace g++ build-essential bsdutils tmux"
+debian-archive-keyring strace g++ build-essential bsdutils tmux
+slurmctld slurmd slurm-client munge"
 fi
 missing=
 for p in $pkgs; do
