@@ -1,12 +1,26 @@
 /*
- * test_c10d.c: the c10d backend's parsers (--rdzv-conf with torchrun's
- * defaults, --rdzv-endpoint forms) and the site defaults' Slurm node list.
+ * test_c10d.c: the c10d backend: its parsers (--rdzv-conf with torchrun's
+ * defaults, --rdzv-endpoint forms, the static backend's strict HOST:PORT;
+ * the Slurm node list is tested in test_slurm.c), and the client driven on
+ * a real event_base against the engine it hosts in-process (is_host): rounds,
+ * the job's restart budget spent by the engine, the exit barrier, the
+ * authenticated handshake, an endpoint nobody serves, usage errors.
  */
 #include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "c10d.h"
-#include "site.h"
+#include <event2/event.h>
+
+#include "backend.h"
+#include "c10d_conf.h"
+#include "endpoint.h"
+#include "exitcodes.h"
+#include "options.h"
+#include "helper_backend.h"
 #include "helper_main.h"
 
 START_TEST(conf_defaults)
@@ -72,49 +86,202 @@ START_TEST(endpoints)
 	char h[64];
 	int port;
 
-	ck_assert_int_eq(c10d_endpoint_parse("head:29401", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("head:29401", h, sizeof(h), &port,
 	    29400), 0);
 	ck_assert_str_eq(h, "head");
 	ck_assert_int_eq(port, 29401);
-	ck_assert_int_eq(c10d_endpoint_parse("head", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("head", h, sizeof(h), &port,
 	    29400), 0);
 	ck_assert_int_eq(port, 29400);
-	ck_assert_int_eq(c10d_endpoint_parse("[::1]:5", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("[::1]:5", h, sizeof(h), &port,
 	    29400), 0);
 	ck_assert_str_eq(h, "::1");
 	ck_assert_int_eq(port, 5);
-	ck_assert_int_eq(c10d_endpoint_parse("fe80::1", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("fe80::1", h, sizeof(h), &port,
 	    29400), 0);
 	ck_assert_str_eq(h, "fe80::1");
 	ck_assert_int_eq(port, 29400);
-	ck_assert_int_eq(c10d_endpoint_parse("head:", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("head:", h, sizeof(h), &port,
 	    29400), -1);
-	ck_assert_int_eq(c10d_endpoint_parse("head:70000", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("head:70000", h, sizeof(h), &port,
 	    29400), -1);
-	ck_assert_int_eq(c10d_endpoint_parse(":29400", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse(":29400", h, sizeof(h), &port,
 	    29400), -1);
-	ck_assert_int_eq(c10d_endpoint_parse("[::1", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("[::1", h, sizeof(h), &port,
 	    29400), -1);
-	ck_assert_int_eq(c10d_endpoint_parse("", h, sizeof(h), &port,
+	ck_assert_int_eq(endpoint_parse("", h, sizeof(h), &port,
 	    29400), -1);
 }
 END_TEST
 
-START_TEST(slurm_first_host)
+START_TEST(endpoints_hostport)
 {
-	char h[32];
+	char h[64], err[256];
+	int port;
 
-	ck_assert_int_eq(site_slurm_first_host("gpu[03-07,9],cpu1", h,
-	    sizeof(h)), 0);
-	ck_assert_str_eq(h, "gpu03");
-	ck_assert_int_eq(site_slurm_first_host("node7,node8", h, sizeof(h)), 0);
-	ck_assert_str_eq(h, "node7");
-	ck_assert_int_eq(site_slurm_first_host("solo", h, sizeof(h)), 0);
-	ck_assert_str_eq(h, "solo");
-	ck_assert_int_eq(site_slurm_first_host("[1-2]", h, sizeof(h)), -1);
-	ck_assert_int_eq(site_slurm_first_host("n[x]", h, sizeof(h)), -1);
-	ck_assert_int_eq(site_slurm_first_host("averyveryverylonghostnamethatdoesnotfit",
-	    h, sizeof(h)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport("head:29401", h, sizeof(h),
+	    &port, err, sizeof(err)), 0);
+	ck_assert_str_eq(h, "head");
+	ck_assert_int_eq(port, 29401);
+	ck_assert_int_eq(endpoint_parse_hostport("[fe80::1]:65535", h,
+	    sizeof(h), &port, err, sizeof(err)), 0);
+	ck_assert_str_eq(h, "fe80::1");
+	ck_assert_int_eq(port, 65535);
+	ck_assert_int_eq(endpoint_parse_hostport("head", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "expected HOST:PORT"));
+	ck_assert_int_eq(endpoint_parse_hostport("head:0", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "1-65535"));
+	ck_assert_int_eq(endpoint_parse_hostport("head:00080", h, sizeof(h),
+	    &port, err, sizeof(err)), 0);
+	ck_assert_int_eq(port, 80);
+	ck_assert_int_eq(endpoint_parse_hostport("head:000080", h, sizeof(h),
+	    &port, err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport("a:b:c", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport("fe80::1", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport("h:-1", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport("", h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+	ck_assert_int_eq(endpoint_parse_hostport(NULL, h, sizeof(h), &port,
+	    err, sizeof(err)), -1);
+}
+END_TEST
+
+static struct cgrun_options o;
+static struct event_base *base;
+static struct backend *bk;
+static struct helper_seen seen;
+static char err[512], tokfile[64];
+
+/* c10d options for a one-node job on a free port, then the script. */
+#define P(...) do {							\
+	char ep_[64];							\
+	snprintf(ep_, sizeof(ep_), "--rdzv-endpoint=127.0.0.1:%d",	\
+	    helper_backend_free_port());				\
+	helper_backend_parse(&o, (const char *const[]){ "cgrun",	\
+	    "--nnodes=1", "--rdzv-backend=c10d", "--rdzv-id=t1", ep_,	\
+	    __VA_ARGS__, "true", NULL });				\
+} while (0)
+
+/* A fresh loop and nothing seen. */
+static void
+client_setup(void)
+{
+	memset(&o, 0, sizeof(o));
+	memset(&seen, 0, sizeof(seen));
+	base = event_base_new();
+	bk = NULL;
+	tokfile[0] = '\0';
+}
+
+/* Free what the test left. */
+static void
+client_teardown(void)
+{
+	if (bk != NULL)
+		bk->ops->free(bk);
+	event_base_free(base);
+	options_free(&o);
+	if (tokfile[0] != '\0')
+		unlink(tokfile);
+}
+
+/* Create and start the backend for the parsed options (2 workers). */
+static void
+client_start(void)
+{
+	ck_assert_msg((bk = helper_backend_open(base, &o, 2, &seen, err,
+	    sizeof(err))) != NULL, "c10d: %s", err);
+	ck_assert_str_eq(bk->ops->name, "c10d");
+	ck_assert_int_eq(bk->ops->start(bk, err, sizeof(err)), 0);
+	ck_assert_int_eq(helper_backend_wait(base, &seen.rounds, 1, 5000), 1);
+	ck_assert_uint_eq(seen.last.round, 0);
+	ck_assert_int_eq(seen.last.restart_count, 0);
+	ck_assert_int_eq(seen.last.group_rank, 0);
+	ck_assert_int_eq(seen.last.group_world_size, 1);
+	ck_assert_int_eq(seen.last.world_size, 2);
+	ck_assert_int_eq(seen.last.master_port, 4242);
+	ck_assert_str_eq(seen.last.master_addr, "127.0.0.1");
+	ck_assert_str_eq(seen.last.run_id, "t1");
+}
+
+START_TEST(client_budget)
+{
+	P("--rdzv-conf=is_host=1,close_timeout=0.2", "--max-restarts=1");
+	client_start();
+	bk->ops->workers_failed(bk, "rank 1 exited 3");
+	ck_assert_int_eq(helper_backend_wait(base, &seen.rounds, 2, 5000), 2);
+	ck_assert_uint_eq(seen.last.round, 1);
+	ck_assert_int_eq(seen.last.restart_count, 1);
+	bk->ops->workers_failed(bk, "rank 0 exited 1");
+	ck_assert_int_eq(helper_backend_wait(base, &seen.fails, 1, 5000), 1);
+	ck_assert_int_eq(seen.rounds, 2);
+	ck_assert_int_eq(seen.fail_status, -1);	/* the workers' own status */
+	ck_assert_msg(strstr(seen.fail_why, "no restarts are left") != NULL,
+	    "why: %s", seen.fail_why);
+	ck_assert_int_eq(seen.restarts, 0);
+	ck_assert_int_eq(seen.finished, 0);
+}
+END_TEST
+
+START_TEST(client_done)
+{
+	P("--rdzv-conf=is_host=1,close_timeout=0.2");
+	client_start();
+	bk->ops->workers_done(bk);
+	ck_assert_int_eq(helper_backend_wait(base, &seen.finished, 1, 5000), 1);
+	ck_assert_int_eq(seen.fails, 0);
+}
+END_TEST
+
+START_TEST(client_auth)
+{
+	char arg[128];
+	int fd;
+
+	snprintf(tokfile, sizeof(tokfile), "/tmp/test_c10d.tok.XXXXXX");
+	ck_assert_int_ne(fd = mkstemp(tokfile), -1);
+	ck_assert_int_eq(write(fd, "0123456789abcdef0123456789abcdef", 32), 32);
+	close(fd);
+	snprintf(arg, sizeof(arg), "--auth-token-file=%s", tokfile);
+	P("--rdzv-conf=is_host=1,close_timeout=0.2", arg);
+	client_start();		/* HELLO, CHALLENGE, AUTH + JOIN, AUTHOK */
+	bk->ops->workers_done(bk);
+	ck_assert_int_eq(helper_backend_wait(base, &seen.finished, 1, 5000), 1);
+}
+END_TEST
+
+START_TEST(client_unreachable)
+{
+	P("--rdzv-conf=is_host=0,read_timeout=0.3");
+	ck_assert_ptr_nonnull(bk = helper_backend_open(base, &o, 1, &seen, err,
+	    sizeof(err)));
+	ck_assert_int_eq(bk->ops->start(bk, err, sizeof(err)), 0);
+	ck_assert_int_eq(helper_backend_wait(base, &seen.fails, 1, 5000), 1);
+	ck_assert_int_eq(seen.fail_status, CGRUN_EXIT_RDZV);
+	ck_assert_msg(strstr(seen.fail_why, "cannot reach the rendezvous") !=
+	    NULL, "why: %s", seen.fail_why);
+	ck_assert_int_eq(seen.rounds, 0);
+}
+END_TEST
+
+START_TEST(client_usage)
+{
+	helper_backend_parse(&o, (const char *const[]){ "cgrun", "--nnodes=2",
+	    "--rdzv-backend=c10d", "--rdzv-endpoint=h:1", "true", NULL });
+	ck_assert_ptr_null(helper_backend_open(base, &o, 1, &seen, err,
+	    sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "--rdzv-id"));
+	helper_backend_parse(&o, (const char *const[]){ "cgrun", "--nnodes=2",
+	    "--rdzv-backend=c10d", "--rdzv-id=x", "--rdzv-endpoint=h:notaport",
+	    "true", NULL });
+	ck_assert_ptr_null(helper_backend_open(base, &o, 1, &seen, err,
+	    sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "--rdzv-endpoint h:notaport"));
 }
 END_TEST
 
@@ -130,7 +297,16 @@ test_suite(void)
 	tcase_add_test(tc, conf_values);
 	tcase_add_test(tc, conf_errors);
 	tcase_add_test(tc, endpoints);
-	tcase_add_test(tc, slurm_first_host);
+	tcase_add_test(tc, endpoints_hostport);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("client");
+	tcase_add_checked_fixture(tc, client_setup, client_teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, client_budget);
+	tcase_add_test(tc, client_done);
+	tcase_add_test(tc, client_auth);
+	tcase_add_test(tc, client_unreachable);
+	tcase_add_test(tc, client_usage);
 	suite_add_tcase(s, tc);
 	return s;
 }

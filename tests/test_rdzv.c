@@ -5,11 +5,13 @@
  * keep-alive deaths, MIN, join timeout, job separation, protocol errors.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
 
+#include "log.h"
 #include "rdzv.h"
 #include "helper_main.h"
 
@@ -498,6 +500,46 @@ START_TEST(protocol_errors)
 }
 END_TEST
 
+/* Every line logged, for the test that reads the transitions. */
+static char logged[16384];
+
+/* Log sink: append the line to logged (the rest is cut). */
+static void
+log_keep(int level, const char *line, void *arg)
+{
+	size_t len = strlen(logged);
+
+	snprintf(logged + len, sizeof logged - len, "%s\n", line);
+}
+
+START_TEST(peer_states)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1 };
+	struct fconn *a, *b;
+	int level = log_getlevel();
+
+	logged[0] = '\0';
+	log_setlevel(LOG_LVL_DEBUG);
+	log_set_sink(log_keep, NULL);
+	a = join("pa", &o);
+	ck_assert_ptr_nonnull(strstr(logged, "rdzv peer=1 HELLO -> READY"));
+	ck_assert_ptr_nonnull(strstr(logged,
+	    "rdzv peer=1 job=job7 node=pa:100 READY -> JOINED"));
+	/* LEAVE removes the node: the session is READY again. */
+	ck_assert_int_eq(say(a, RDZV_OP_LEAVE), 0);
+	ck_assert_ptr_nonnull(strstr(logged, "node=pa:100 JOINED -> READY"));
+	ck_assert_int_eq(say(a, RDZV_OP_KEEPALIVE), -1);	/* no node */
+	b = join("pb", &o);
+	drop(b);
+	ck_assert_ptr_nonnull(strstr(logged, "node=pb:100 JOINED -> GONE"));
+	bye(a);
+	bye(b);
+	ck_assert_ptr_nonnull(strstr(logged, "rdzv peer=1 READY -> GONE"));
+	log_set_sink(NULL, NULL);
+	log_setlevel(level);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -520,6 +562,7 @@ test_suite(void)
 	tcase_add_test(tc, jobs_are_separate);
 	tcase_add_test(tc, resume_on_new_connection);
 	tcase_add_test(tc, protocol_errors);
+	tcase_add_test(tc, peer_states);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -51,6 +51,7 @@ setup(void)
 static void
 teardown(void)
 {
+	log_set_sink(NULL, NULL);
 	store_free(st);
 	event_base_free(base);
 }
@@ -802,6 +803,62 @@ START_TEST(native_hook)
 }
 END_TEST
 
+/* Every line logged, for tests that read the transitions. */
+static char logged[16384];
+
+/* Log sink: append the line to logged (the rest is cut). */
+static void
+log_keep(int level, const char *line, void *arg)
+{
+	size_t len = strlen(logged);
+
+	snprintf(logged + len, sizeof logged - len, "%s\n", line);
+}
+
+/* Pump the loop until want is in logged; 1 if it is. */
+static int
+logged_soon(const char *want)
+{
+	long end = now_ms() + DEADLINE_MS;
+
+	while (strstr(logged, want) == NULL && now_ms() < end)
+		pump();
+	return strstr(logged, want) != NULL;
+}
+
+START_TEST(conn_states)
+{
+	static const struct store_native_ops nops = { native_echo, native_close };
+	int t, n;
+
+	start();
+	logged[0] = '\0';
+	log_setlevel(LOG_LVL_DEBUG);
+	log_set_sink(log_keep, NULL);
+	/* TCPStore: NEW -> TCPSTORE at the first request, DEAD at close. */
+	t = cli();
+	msend(t, op(V1_GETNUMKEYS));
+	expect_i64(t, 0);
+	ck_assert(logged_soon("dialect=1.13 NEW -> TCPSTORE"));
+	close(t);
+	ck_assert(logged_soon("dialect=1.13 TCPSTORE -> DEAD"));
+	/* Native: NATIVE at the magic, CLOSING by store_conn_close(), then
+	 * DEAD once the output is out. */
+	store_set_native(st, &nops, &native_inputs);
+	n = cli();
+	csend(n, "CGRNhi", 6);
+	expect(n, "hi", 2);
+	ck_assert(logged_soon("dialect=native NEW -> NATIVE"));
+	csend(n, "q", 1);
+	expect_closed(n);
+	close(n);
+	ck_assert(logged_soon("NATIVE -> CLOSING"));
+	ck_assert(logged_soon("CLOSING -> DEAD"));
+	log_set_sink(NULL, NULL);
+	log_setlevel(LOG_LVL_WARN);
+}
+END_TEST
+
 START_TEST(idle_timeout)
 {
 	int half, clean, silent;
@@ -939,6 +996,7 @@ test_suite(void)
 	tcase_add_test(tc, slow_reader_dropped);
 	tcase_add_test(tc, watch_key_events);
 	tcase_add_test(tc, native_hook);
+	tcase_add_test(tc, conn_states);
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, big_value_in_pieces);
 	tcase_add_test(tc, barrier_op);

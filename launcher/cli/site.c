@@ -5,13 +5,14 @@
  *
  *   --rdzv-endpoint  CGRUN_RDZV_ENDPOINT, else rdzv_endpoint in the site
  *                    file (CGRUN_CONFIG, default /etc/cgrun/cgrun.conf),
- *                    else under Slurm the first host of the allocation
- *                    (port 29400); such an endpoint also makes the
- *                    backend c10d unless --rdzv-backend (or rdzv_backend
- *                    in the site file) says otherwise
- *   --rdzv-id        the batch system's job id: SLURM_JOB_ID, PBS_JOBID,
- *                    LSB_JOBID, FLUX_JOB_ID
- *   --nnodes         under Slurm, SLURM_JOB_NUM_NODES (or SLURM_NNODES)
+ *                    else under Slurm the first host of the step (or of
+ *                    the allocation) on the step's port (slurm/slurm.h);
+ *                    such an endpoint also makes the backend c10d unless
+ *                    --rdzv-backend (or rdzv_backend in the site file)
+ *                    says otherwise
+ *   --rdzv-id        the batch system's id: Slurm's job and step
+ *                    (slurm/slurm.h), PBS_JOBID, LSB_JOBID, FLUX_JOB_ID
+ *   --nnodes         under Slurm, the step's (or the job's) node count
  *   --rdzv-conf      rdzv_conf in the site file
  *
  * Command-line options (and torchrun's PET_* variables) always win; -v logs
@@ -27,10 +28,10 @@
 #include "log.h"
 #include "options.h"
 #include "site.h"
+#include "slurm.h"
 
 #define SITE_CONFIG		"/etc/cgrun/cgrun.conf"
 #define SITE_LINE_MAX		4096
-#define SITE_DEFAULT_PORT	"29400"
 
 /* What the site file says (NULL: not set). */
 struct site_file {
@@ -136,58 +137,27 @@ site_set(char **dst, const char *v, const char *name, const char *from)
 	return 0;
 }
 
-/* First host of a Slurm node list ("gpu[03-07,9],cpu1" -> "gpu03"). */
-int
-site_slurm_first_host(const char *list, char *host, size_t len)
-{
-	size_t n = strcspn(list, "[,"), d;
-
-	if (n == 0 || n >= len)
-		return -1;
-	memcpy(host, list, n);
-	host[n] = '\0';
-	if (list[n] == '[') {
-		d = strspn(list + n + 1, "0123456789");
-		if (d == 0 || n + d >= len)
-			return -1;
-		memcpy(host + n, list + n + 1, d);
-		host[n + d] = '\0';
-	}
-	return 0;
-}
-
 /* --nnodes from Slurm, when not given. */
 static int
-site_nnodes(struct cgrun_options *o)
+site_nnodes(struct cgrun_options *o, const struct slurm_info *si)
 {
-	const char *v = getenv("SLURM_JOB_NUM_NODES"), *from =
-	    "SLURM_JOB_NUM_NODES";
-	char *end;
-	long n;
+	char v[16];
 
-	if (o->nnodes != NULL)
+	if (o->nnodes != NULL || si->nnodes < 1)
 		return 0;
-	if (v == NULL) {
-		v = getenv("SLURM_NNODES");
-		from = "SLURM_NNODES";
-	}
-	if (v == NULL)
-		return 0;
-	n = strtol(v, &end, 10);
-	if (*v == '\0' || *end != '\0' || n < 1 || n > (1 << 20))
-		return 0;
-	if (site_set(&o->nnodes, v, "nnodes", from) == -1)
+	snprintf(v, sizeof(v), "%d", si->nnodes);
+	if (site_set(&o->nnodes, v, "nnodes", si->nnodes_from) == -1)
 		return -1;
-	o->nnodes_min = o->nnodes_max = (int)n;
+	o->nnodes_min = o->nnodes_max = si->nnodes;
 	return 0;
 }
 
-/* --rdzv-endpoint from the environment, the site file or Slurm. */
+/* --rdzv-endpoint from the environment, the site file or Slurm (*set 2). */
 static int
-site_endpoint(struct cgrun_options *o, const struct site_file *sf, int *set)
+site_endpoint(struct cgrun_options *o, const struct site_file *sf,
+    const struct slurm_info *si, int *set)
 {
-	const char *v = getenv("CGRUN_RDZV_ENDPOINT"), *list;
-	char host[512];
+	const char *v = getenv("CGRUN_RDZV_ENDPOINT");
 
 	*set = 0;
 	if (o->rdzv_endpoint != NULL || o->standalone)
@@ -202,30 +172,28 @@ site_endpoint(struct cgrun_options *o, const struct site_file *sf, int *set)
 		return site_set(&o->rdzv_endpoint, sf->endpoint,
 		    "rdzv_endpoint", sf->where);
 	}
-	list = getenv("SLURM_JOB_NODELIST");
-	if (list == NULL)
-		list = getenv("SLURM_NODELIST");
-	if (getenv("SLURM_JOB_ID") != NULL && list != NULL &&
-	    site_slurm_first_host(list, host, sizeof(host) - 8) == 0) {
-		strcat(host, ":" SITE_DEFAULT_PORT);
-		*set = 1;
-		return site_set(&o->rdzv_endpoint, host, "rdzv_endpoint",
-		    "the first host of SLURM_JOB_NODELIST");
+	if (si->endpoint[0] != '\0') {
+		*set = 2;
+		return site_set(&o->rdzv_endpoint, si->endpoint,
+		    "rdzv_endpoint", si->endpoint_from);
 	}
 	return 0;
 }
 
-/* --rdzv-id from the batch system's job id; -1 with err if none. */
+/* --rdzv-id from Slurm or the batch system's job id; -1 with err if none. */
 static int
-site_run_id(struct cgrun_options *o, char *err, size_t errlen)
+site_run_id(struct cgrun_options *o, const struct slurm_info *si, char *err,
+    size_t errlen)
 {
-	static const char *vars[] = { "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID",
-	    "FLUX_JOB_ID" };
+	static const char *vars[] = { "PBS_JOBID", "LSB_JOBID", "FLUX_JOB_ID" };
 	const char *v;
 	size_t i;
 
 	if (o->rdzv_id != NULL)
 		return 0;
+	if (si->run_id[0] != '\0')
+		return site_set(&o->rdzv_id, si->run_id, "rdzv_id",
+		    si->run_id_from);
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if ((v = getenv(vars[i])) != NULL && *v != '\0')
 			return site_set(&o->rdzv_id, v, "rdzv_id", vars[i]);
@@ -239,13 +207,16 @@ site_run_id(struct cgrun_options *o, char *err, size_t errlen)
 int
 site_apply(struct cgrun_options *o, char *err, size_t errlen)
 {
+	struct slurm_info si;
 	struct site_file sf;
 	int rc = -1, from_site;
 
 	memset(&sf, 0, sizeof(sf));
-	if (site_read(&sf, err, errlen) == -1)
+	if (site_read(&sf, err, errlen) == -1 ||
+	    slurm_read(&si, err, errlen) == -1)
 		goto out;
-	if (site_nnodes(o) == -1 || site_endpoint(o, &sf, &from_site) == -1)
+	if (site_nnodes(o, &si) == -1 ||
+	    site_endpoint(o, &sf, &si, &from_site) == -1)
 		goto oom;
 	if (!options_multinode(o)) {
 		rc = 0;
@@ -260,7 +231,8 @@ site_apply(struct cgrun_options *o, char *err, size_t errlen)
 	    site_set(&o->rdzv_conf, sf.conf, "rdzv_conf", "the site file") == -1)
 		goto oom;
 	if (o->rdzv_backend != NULL && strcmp(o->rdzv_backend, "c10d") == 0 &&
-	    site_run_id(o, err, errlen) == -1)
+	    (site_run_id(o, &si, err, errlen) == -1 ||
+	    (from_site == 2 && slurm_port_check(&si, err, errlen) == -1)))
 		goto out;
 	rc = 0;
 	goto out;

@@ -1,7 +1,8 @@
 /*
  * site.h: site defaults for multi-node jobs (site.c): the rendezvous
  * endpoint from CGRUN_RDZV_ENDPOINT, the site file or Slurm; the run id
- * from the batch system; --nnodes from Slurm.  The command line wins.
+ * from the batch system; --nnodes from Slurm (slurm/slurm.h).  The command
+ * line wins.
  */
 #ifndef CGRUN_SITE_H
 #define CGRUN_SITE_H
@@ -12,7 +13,5 @@ struct cgrun_options;
 
 /* Fill what the command line left out; -1 with err (usage error). */
 int	site_apply(struct cgrun_options *, char *err, size_t errlen);
-/* First host of a Slurm node list; -1 if it cannot be read. */
-int	site_slurm_first_host(const char *list, char *host, size_t len);
 
 #endif /* CGRUN_SITE_H */

@@ -1,6 +1,6 @@
 /*
  * fuzz_config.c: libFuzzer target for cgrun-rdzvd's configuration file
- * parser (rendezvous/config.c): config_parse() on the bytes, then the
+ * parser (rendezvous/daemon/config.c): config_parse() on the bytes, then the
  * cross-key checks and the dump a parsed configuration goes through.
  * The parser's contract is checked too: an error always says why.
  */

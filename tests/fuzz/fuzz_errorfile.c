@@ -1,7 +1,7 @@
 /*
  * fuzz_errorfile.c: libFuzzer target for the worker error file
  * (TORCHELASTIC_ERROR_FILE, JSON written by the worker, so untrusted)
- * as the launcher reads it (launcher/report.c): the failure report that
+ * as the launcher reads it (launcher/supervise/report.c): the failure report that
  * quotes its message and traceback, and the copy with errorCode set.
  */
 #include <fcntl.h>

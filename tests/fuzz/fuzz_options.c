@@ -2,8 +2,10 @@
  * fuzz_options.c: libFuzzer target for cgrun's command line and the
  * option values parsed later: options_parse() (launcher/cli/options.c and
  * options_check.c), the site file and site defaults (launcher/cli/site.c),
- * --rdzv-conf and --rdzv-endpoint (launcher/c10d.c).  Input: the site file's text, a NUL,
- * then the arguments separated by NULs.  An error always says why.
+ * --rdzv-conf and --rdzv-endpoint (launcher/backend/c10d_conf.c,
+ * endpoint.c: c10d's HOST[:PORT] and the static backend's HOST:PORT).
+ * Input: the site file's text, a NUL, then the arguments separated by
+ * NULs.  An error always says why.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +14,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "c10d.h"
+#include "c10d_conf.h"
+#include "endpoint.h"
 #include "options.h"
 #include "site.h"
 
@@ -53,9 +56,15 @@ fo_values(const struct cgrun_options *o)
 	if (c10d_conf_parse(o->rdzv_conf, &cf, err, sizeof(err)) == -1)
 		fo_assert(err[0] != '\0');
 	if (o->rdzv_endpoint != NULL &&
-	    c10d_endpoint_parse(o->rdzv_endpoint, host, sizeof(host), &port,
+	    endpoint_parse(o->rdzv_endpoint, host, sizeof(host), &port,
 	    29400) == 0)
 		fo_assert(port >= 0 && port <= 65535 && strlen(host) < sizeof(host));
+	err[0] = '\0';
+	if (endpoint_parse_hostport(o->rdzv_endpoint, host, sizeof(host), &port,
+	    err, sizeof(err)) == 0)
+		fo_assert(port > 0 && port <= 65535 && strlen(host) < sizeof(host));
+	else
+		fo_assert(err[0] != '\0');
 }
 
 /* libFuzzer entry: one site file and command line. */

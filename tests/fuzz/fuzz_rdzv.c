@@ -1,6 +1,6 @@
 /*
  * fuzz_rdzv.c: libFuzzer target for the rendezvous engine
- * (rendezvous/rdzv.c) behind its frame decoder: up to four peers of one
+ * (rendezvous/engine/) behind its frame decoder: up to four peers of one
  * fresh engine receive fuzzed bytes.  The input is a list of records
  * [ctl][len][len bytes]: ctl's low two bits pick the peer; bit 7 first
  * closes that peer's connection (a new one takes its place); bit 6 turns

@@ -1,6 +1,6 @@
 /*
  * fuzz_store.c: libFuzzer target for the whole store server
- * (rendezvous/store.c, kv.c, proto/wire_parse.c, and the rendezvous
+ * (rendezvous/store/, kv.c, proto/wire_parse.c, and the rendezvous
  * engine behind native connections), end to end over real sockets.  One server listens
  * on a Unix socket for the life of the process; each input is a list of
  * records [ctl][len][len bytes] sent by up to three client connections

@@ -203,6 +203,7 @@ put("fuzz_options", "site", argv('rdzv_endpoint = "head:29400"\nrdzv_conf = read
 put("fuzz_options", "static", argv("", "--nnodes=2", "--node-rank=1", "--master-addr=10.0.0.1",
     "--master-port=1234", "--redirects=3", "--tee=0:1,1:2", "--log-dir=/tmp/x",
     "--local-ranks-filter=0,1", "--signals-to-handle=SIGTERM,SIGUSR1", "--no-python", "./a.out"))
+put("fuzz_options", "static_endpoint", argv("", "--nnodes=1", "--rdzv-endpoint=[fe80::1]:29533", "--no-python", "true"))
 put("fuzz_options", "bad", argv("junk", "--nnodes=3:2", "x"))
 
 # ---- worker error files (torchelastic's error.json) ----
@@ -308,3 +309,24 @@ put("fuzz_auth", "short", auth(0, b"short token\n\n"))
 put("fuzz_auth", "long", auth(0, b"x" * 1025))
 put("fuzz_auth", "max", auth(1, b"y" * 1024, N1, N1))
 put("fuzz_auth", "bad-nonce", auth(0, b"0123456789abcdef0123456789abcdef", N1.upper(), N2))
+
+# ---- Slurm node lists (pick byte, list, NUL, tasks per node) ----
+HOSTLISTS = {
+    "scontrol": "tux[1-3]",
+    "names": "alpha,beta,gamma",
+    "ranges": "lx[15,18,32-33]",
+    "groups": "rack[0-63]_blade[0-41]",
+    "padded": "linux[0000-1023]",
+    "suffix": "gpu-[01-16]-ib",
+    "prefixes": "a[1-2],b3,c[5-6]",
+    "widths": "n[08-10,7],n[8-10]",
+    "spaces": "a b\tc\nd,,e",
+    "bad-open": "n[1-3",
+    "bad-back": "n[3-1]",
+}
+for name, text in HOSTLISTS.items():
+    put("fuzz_hostlist", name, b"\x05" + text.encode())
+put("fuzz_hostlist", "tasks", b"\x03n[1-4]\x002(x3),1")
+put("fuzz_hostlist", "tasks-bad", b"\x01n1\x002(x")
+put("fuzz_hostlist", "step", b"\x81n[01-04]\x001(x4)")
+put("fuzz_hostlist", "step-2tasks", b"\x82gpu-[1-2]-ib\x002(x2)")

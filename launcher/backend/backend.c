@@ -1,0 +1,59 @@
+/*
+ * backend.c: the registry of rendezvous backends (name -> constructor)
+ * and the rule that picks one from the options (backend.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "options.h"
+
+/* Rendezvous backends by name. */
+static const struct {
+	const char	*name;
+	backend_new_fn	 fn;
+} backend_table[] = {
+	{ "standalone", local_new_standalone },	/* local.c */
+	{ "static", local_new_static },		/* local.c */
+	{ "c10d", c10d_new },			/* c10d.c */
+	/*
+	 * etcd-v3 goes here: { "etcd-v3", etcd_new } (launcher/backend/
+	 * etcd.c, its constructor declared in backend.h), and its name in
+	 * options.c's list of --rdzv-backend values.
+	 */
+};
+
+/*
+ * The backend the options ask for:
+ *   --standalone, or one node (--nnodes N with N = 1) with no
+ *   --rdzv-endpoint                                  -> "standalone"
+ *   --standalone with --nnodes MAX > 1               -> "c10d" (as
+ *                                                       torchrun)
+ *   otherwise --rdzv-backend (default "static")      -> that backend
+ * (site.c may have set --rdzv-endpoint and --rdzv-backend before.)
+ */
+const char *
+backend_pick(const struct cgrun_options *o)
+{
+	if (!options_multinode(o))
+		return "standalone";
+	if (o->standalone)
+		return "c10d";
+	return o->rdzv_backend ? o->rdzv_backend : "static";
+}
+
+/* Create the backend the options ask for; NULL with err. */
+struct backend *
+backend_new(struct event_base *base, const struct backend_config *cfg,
+    const struct backend_cb *cb, char *err, size_t errlen)
+{
+	const char *name = backend_pick(cfg->opts);
+	size_t i;
+
+	for (i = 0; i < sizeof(backend_table) / sizeof(backend_table[0]); i++)
+		if (strcmp(backend_table[i].name, name) == 0)
+			return backend_table[i].fn(base, cfg, cb, err, errlen);
+	snprintf(err, errlen, "--rdzv-backend: \"%s\" is not available "
+	    "(cgrun has c10d and static)", name);
+	return NULL;
+}

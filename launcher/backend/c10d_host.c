@@ -1,0 +1,120 @@
+/*
+ * c10d_host.c: the rendezvous engine hosted by an agent (c10d_host.h),
+ * as torchrun's is_host: when the c10d endpoint is this machine, the
+ * agent serves the engine (rendezvous/engine/) on its own store, on the
+ * endpoint's port, and the agent's c10d client connects to it like any
+ * other node's.
+ */
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "c10d_host.h"
+#include "log.h"
+#include "rdzv.h"
+#include "store.h"
+
+struct c10d_host {
+	struct store	*store;		/* the engine's own store */
+	struct rdzv	*engine;
+};
+
+/* Is addr one of this machine's interface addresses? */
+static int
+c10d_host_local_address(const struct sockaddr *sa)
+{
+	struct ifaddrs *ifs, *i;
+	int found = 0;
+
+	if (getifaddrs(&ifs) == -1)
+		return 0;
+	for (i = ifs; i != NULL && !found; i = i->ifa_next) {
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != sa->sa_family)
+			continue;
+		if (sa->sa_family == AF_INET)
+			found = memcmp(&((const struct sockaddr_in *)(const void *)
+			    sa)->sin_addr, &((struct sockaddr_in *)(void *)
+			    i->ifa_addr)->sin_addr, sizeof(struct in_addr)) == 0;
+		else if (sa->sa_family == AF_INET6)
+			found = memcmp(&((const struct sockaddr_in6 *)
+			    (const void *)sa)->sin6_addr, &((struct sockaddr_in6 *)
+			    (void *)i->ifa_addr)->sin6_addr,
+			    sizeof(struct in6_addr)) == 0;
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
+/* torchrun's heuristic: is the endpoint host this machine? */
+static int
+c10d_host_is_me(const char *host)
+{
+	struct addrinfo hints, *res, *ai;
+	char me[256];
+	int found = 0;
+
+	if (strcmp(host, "localhost") == 0)
+		return 1;
+	if (gethostname(me, sizeof(me)) == 0 && strcmp(me, host) == 0)
+		return 1;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return 0;
+	for (ai = res; ai != NULL && !found; ai = ai->ai_next)
+		found = c10d_host_local_address(ai->ai_addr);
+	freeaddrinfo(res);
+	return found;
+}
+
+/* Serve the engine on host:port if is_host says so (c10d_host.h). */
+struct c10d_host *
+c10d_host_new(struct event_base *base, const char *host, int port,
+    int is_host, const struct auth_key *key)
+{
+	struct c10d_host *h;
+	char err[256] = "out of memory";
+	int bound;
+
+	if (is_host == 0 || (is_host == -1 && !c10d_host_is_me(host)))
+		return NULL;
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		return NULL;
+	if ((h->store = store_new(base, NULL)) == NULL ||
+	    store_listen(h->store, host, port, &bound, err, sizeof(err)) == -1 ||
+	    (h->engine = rdzv_attach(h->store, base)) == NULL ||
+	    rdzv_set_auth(h->engine, key) == -1) {
+		log_info("c10d: not hosting the rendezvous on %s:%d: %s",
+		    host, port, err);
+		c10d_host_free(h);
+		return NULL;
+	}
+	log_info("c10d: hosting the rendezvous on %s:%d", host, port);
+	return h;
+}
+
+/* Jobs the hosted engine still serves. */
+size_t
+c10d_host_njobs(const struct c10d_host *h)
+{
+	return h != NULL && h->engine != NULL ? rdzv_njobs(h->engine) : 0;
+}
+
+/* Stop serving: the engine first, then its store. */
+void
+c10d_host_free(struct c10d_host *h)
+{
+	if (h == NULL)
+		return;
+	rdzv_free(h->engine);
+	if (h->store != NULL)
+		store_free(h->store);
+	free(h);
+}

@@ -1,0 +1,28 @@
+/*
+ * c10d_host.h: torchrun's is_host for the c10d backend (c10d_host.c): the
+ * agent whose machine the endpoint names serves the rendezvous engine
+ * in-process, on the endpoint's port.
+ */
+#ifndef CGRUN_C10D_HOST_H
+#define CGRUN_C10D_HOST_H
+
+#include <stddef.h>
+
+struct auth_key;
+struct event_base;
+struct c10d_host;
+
+/*
+ * Serve the engine on host:port in this process when is_host says so (1
+ * yes, 0 no, -1 torchrun's heuristic: the endpoint is this machine).
+ * NULL when not hosting, also when the port is busy: someone (a daemon,
+ * another agent) already serves it.
+ */
+struct c10d_host *c10d_host_new(struct event_base *, const char *host,
+	    int port, int is_host, const struct auth_key *);
+/* Jobs the hosted engine still serves (0 for NULL). */
+size_t	c10d_host_njobs(const struct c10d_host *);
+/* Stop serving; NULL is a no-op. */
+void	c10d_host_free(struct c10d_host *);
+
+#endif /* CGRUN_C10D_HOST_H */

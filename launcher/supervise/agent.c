@@ -1,0 +1,835 @@
+/*
+ * agent.c: the per-node agent, and the map of the supervision room
+ * (launcher/supervise/):
+ *
+ *   agent.c       this file: the event loop wiring (SIGCHLD, signals,
+ *                 timers, the backend's callbacks) and the supervisor's
+ *                 state x event table.  WHERE A RESTART HAPPENS: the
+ *                 actions act_stop_failure (a worker failed: stop the
+ *                 rest), act_stopped_failure (all gone: ask the backend
+ *                 for the next round, which spends a restart),
+ *                 act_stop_restart / act_rejoin (the backend asked), and
+ *                 act_spawn (a round arrived: a new attempt).
+ *   attempt.c     the workers of one attempt: start, reap, signal, count
+ *                 the gone ones, the failures for the report.
+ *   worker.c      one worker: its state (new, running, exited, gone,
+ *                 abandoned), output streams, environment, spawn.
+ *   logdir.c      --log-dir or a temporary base, attempt and rank dirs.
+ *   output.c      a worker's stream as whole prefixed lines.
+ *   spawn.c       fork and exec of one worker process.
+ *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
+ *   report.c      the failure report and the exit status it implies.
+ *
+ * The supervisor is a state machine driven only through agent_event(),
+ * which looks the action up in agent_actions[state][event] (every cell
+ * filled: an event a state does not act on names act_ignore and why);
+ * actions change state only through agent_enter(), which logs "old -> new".
+ * Why the workers are being stopped is part of the state (stopping for a
+ * failure, a restart, a signal, a backend failure), so what happens once
+ * they are gone is one cell of the table.
+ *
+ * The hang watchdog (issue 13, not built yet) plugs in here: a watchdog
+ * object beside the attempt (supervise/watchdog.c) that sees progress per
+ * rank and raises E_HUNG through agent_event(); in S_RUNNING E_HUNG will
+ * take the stacks and then act like E_FAILED (stop for failure); in the
+ * other states it is ignored.  WHERE A HANG IS DETECTED will be that file.
+ *
+ * Stopping sends the signal to each worker's process group (grandchildren
+ * too), waits --shutdown-timeout (E_GRACE), sends SIGKILL, and gives up on
+ * workers still not gone AGENT_KILL_WAIT_SECS later (E_KILLWAIT).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "agent.h"
+#include "attempt.h"
+#include "backend.h"
+#include "exitcodes.h"
+#include "log.h"
+#include "logdir.h"
+#include "options.h"
+#include "report.h"
+#include "round.h"
+#include "spawn.h"
+#include "store.h"
+
+#define AGENT_KILL_WAIT_SECS	10	/* exit wait after SIGKILL (D state) */
+#define AGENT_HOST_MAX		256
+
+enum agent_state {
+	S_RDZV,		/* waiting for a round from the backend */
+	S_RUNNING,	/* workers running */
+	S_STOP_FAILURE,	/* a worker failed; then: backend workers_failed */
+	S_STOP_RESTART,	/* the backend asked; then: backend workers_stopped */
+	S_STOP_SIGNAL,	/* a signal; then: exit 128 + signal */
+	S_STOP_BKFAIL,	/* the job cannot go on; then: exit with its status */
+	S_DONE,		/* all workers exited 0; waiting for the backend */
+	S_EXIT,		/* the loop ends */
+	S_NSTATES
+};
+
+enum agent_ev {
+	E_ROUND,	/* backend: a round is ready */
+	E_FAILED,	/* a worker failed (first failure of the attempt) */
+	E_SUCCEEDED,	/* every worker gone, none failed */
+	E_GONE,		/* every worker gone, some failed */
+	E_SIGSTOP,	/* TERM, INT, HUP, QUIT (or another handled signal) */
+	E_SIGKILL,	/* second INT: kill at once */
+	E_SIGFWD,	/* USR1, USR2: only forwarded to the workers */
+	E_GRACE,	/* shutdown timeout expired: KILL */
+	E_KILLWAIT,	/* still not gone long after KILL: give up on them */
+	E_BK_RESTART,	/* backend: stop the workers for a new round */
+	E_BK_FAIL,	/* backend: the job cannot go on */
+	E_BK_FINISHED,	/* backend: every node done */
+	/* E_HUNG: the hang watchdog (issue 13) will add its event here */
+	E_NEVENTS
+};
+
+static const char *const state_names[] = { "rendezvous", "running",
+	"stopping-failure", "stopping-restart", "stopping-signal",
+	"stopping-backend-failure", "done", "exit" };
+static const char *const event_names[] = { "round", "failed", "succeeded",
+	"gone", "signal", "kill", "forward", "grace", "kill-wait", "restart",
+	"fail", "finished" };
+
+struct agent {
+	struct event_base	*base;
+	const struct cgrun_options *o;
+	const struct plan	*plan;
+	int			 nproc;
+	struct backend		*bk;
+	struct store		*store;
+	char			 store_host[AGENT_HOST_MAX];
+	int			 store_port;
+	struct spawn_cmd	 cmd;
+	enum agent_state	 state;
+	struct round_info	 round;
+	struct attempt		*at;		/* the current attempt, or NULL */
+	struct event		*sigev[33];
+	int			 nsigev;
+	struct event		*chld, *grace, *killwait, *kick;
+	int			 stop_sig, fwd_sig, nsigint;
+	int			 hup_ignored;	/* started under nohup */
+	int			 exit_status;
+	int			 by_signal;	/* exited for a signal */
+	char			 why[512];
+	int			 bk_status;
+	struct logdir		 logdir;
+	char			 host[AGENT_HOST_MAX];
+};
+
+typedef void (*agent_action)(struct agent *);
+static void agent_event(struct agent *, enum agent_ev);
+
+/* The one place the state changes. */
+static void
+agent_enter(struct agent *a, enum agent_state s)
+{
+	log_debug("agent state %s -> %s", state_names[a->state],
+	    state_names[s]);
+	a->state = s;
+	if (s == S_EXIT)
+		event_base_loopbreak(a->base);
+}
+
+/* End the job with status. */
+static void
+agent_exit(struct agent *a, int status)
+{
+	a->exit_status = status;
+	agent_enter(a, S_EXIT);
+}
+
+/* Next loop turn: dispatch E_SUCCEEDED/E_GONE if every worker is gone. */
+static void
+agent_kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	int n;
+
+	if (!attempt_all_gone(a->at))
+		return;
+	attempt_failures(a->at, &n);
+	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
+}
+
+/* attempt's on_all_gone: react on the next loop turn. */
+static void
+agent_all_gone_cb(void *arg)
+{
+	struct agent *a = arg;
+
+	event_active(a->kick, EV_TIMEOUT, 0);
+}
+
+/* attempt's on_failed: the first failure of the attempt (E_FAILED). */
+static void
+agent_failed_cb(void *arg, const char *why)
+{
+	agent_event(arg, E_FAILED);
+}
+
+/* SIGCHLD: reap every exited child; unknown ones are reparented orphans. */
+static void
+agent_sigchld_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct agent *a = arg;
+	pid_t pid;
+	int status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+		attempt_reaped(a->at, pid, status);
+}
+
+/* Whether s is one of the stopping states (the grace timer runs). */
+static int
+agent_stopping(enum agent_state s)
+{
+	return s == S_STOP_FAILURE || s == S_STOP_RESTART ||
+	    s == S_STOP_SIGNAL || s == S_STOP_BKFAIL;
+}
+
+/* Stop (or keep stopping) for the reason next names: signal every group. */
+static void
+agent_stop(struct agent *a, enum agent_state next, int sig)
+{
+	struct timeval tv;
+	double t = a->o->shutdown_timeout;
+
+	log_info("stopping workers sig=%s grace=%.1fs", options_signame(sig),
+	    t);
+	attempt_stopping(a->at);
+	attempt_signal(a->at, sig);
+	if (!agent_stopping(a->state)) {
+		tv.tv_sec = (time_t)t;
+		tv.tv_usec = (suseconds_t)((t - (double)tv.tv_sec) * 1e6);
+		evtimer_add(a->grace, &tv);
+	}
+	agent_enter(a, next);
+	event_active(a->kick, EV_TIMEOUT, 0);
+}
+
+/* KILL every group now; give up on them AGENT_KILL_WAIT_SECS later. */
+static void
+agent_kill(struct agent *a)
+{
+	struct timeval tv = { AGENT_KILL_WAIT_SECS, 0 };
+
+	log_info("killing workers");
+	attempt_signal(a->at, SIGKILL);
+	evtimer_del(a->grace);
+	evtimer_del(a->killwait);
+	evtimer_add(a->killwait, &tv);
+}
+
+/* Leaving a stopping state: its timers end. */
+static void
+agent_stopped(struct agent *a)
+{
+	evtimer_del(a->grace);
+	evtimer_del(a->killwait);
+}
+
+/* An event this state does not act on (the table says why). */
+static void
+act_ignore(struct agent *a)
+{
+}
+
+/* RDZV/DONE + round: start the new attempt. */
+static void
+act_spawn(struct agent *a)
+{
+	struct attempt_conf c;
+	char err[512];
+
+	attempt_free(a->at);
+	memset(&c, 0, sizeof(c));
+	c.base = a->base;
+	c.opts = a->o;
+	c.round = &a->round;
+	c.plan = a->plan;
+	c.cmd = &a->cmd;
+	c.logdir = &a->logdir;
+	c.nproc = a->nproc;
+	c.hup_ignored = a->hup_ignored;
+	c.on_failed = agent_failed_cb;
+	c.on_all_gone = agent_all_gone_cb;
+	c.arg = a;
+	agent_enter(a, S_RUNNING);
+	if ((a->at = attempt_new(&c)) == NULL)
+		snprintf(err, sizeof(err), "out of memory");
+	if (a->at == NULL || attempt_start(a->at, err, sizeof(err)) == -1) {
+		log_warnx("cannot start workers: %s", err);
+		a->bk_status = CGRUN_EXIT_INTERNAL;
+		snprintf(a->why, sizeof(a->why), "%s", err);
+		agent_stop(a, S_STOP_BKFAIL, SIGKILL);
+	}
+}
+
+/* RUNNING + failed (or gone with failures): stop the rest. */
+static void
+act_stop_failure(struct agent *a)
+{
+	snprintf(a->why, sizeof(a->why), "%s", attempt_why(a->at));
+	agent_stop(a, S_STOP_FAILURE, SIGTERM);
+}
+
+/* STOPPING-FAILURE + all gone: the backend spends a restart (or fails). */
+static void
+act_stopped_failure(struct agent *a)
+{
+	agent_stopped(a);
+	agent_enter(a, S_RDZV);
+	a->bk->ops->workers_failed(a->bk, a->why);
+}
+
+/* RUNNING + succeeded: the exit barrier (backend). */
+static void
+act_done(struct agent *a)
+{
+	agent_enter(a, S_DONE);
+	a->bk->ops->workers_done(a->bk);
+}
+
+/* RUNNING/STOPPING + signal: forward it, stop, exit afterwards. */
+static void
+act_stop_signal(struct agent *a)
+{
+	agent_stop(a, S_STOP_SIGNAL, a->stop_sig);
+}
+
+/* RUNNING + second INT: stop for the signal with KILL at once. */
+static void
+act_stop_kill(struct agent *a)
+{
+	agent_stop(a, S_STOP_SIGNAL, SIGKILL);
+	agent_kill(a);
+}
+
+/* STOPPING + grace expired or second INT: KILL, keep the reason. */
+static void
+act_kill(struct agent *a)
+{
+	agent_kill(a);
+}
+
+/* STOPPING + still not gone after KILL: count them gone. */
+static void
+act_abandon(struct agent *a)
+{
+	attempt_abandon(a->at, AGENT_KILL_WAIT_SECS);
+	event_active(a->kick, EV_TIMEOUT, 0);
+}
+
+/* RUNNING + USR1/USR2: forward (workers decide, e.g. checkpoint). */
+static void
+act_forward(struct agent *a)
+{
+	attempt_signal(a->at, a->fwd_sig);
+}
+
+/* RDZV/DONE + signal: nothing runs; exit. */
+static void
+act_exit_signal(struct agent *a)
+{
+	a->by_signal = 1;
+	agent_exit(a, 128 + (a->stop_sig ? a->stop_sig : SIGINT));
+}
+
+/* STOPPING-SIGNAL + all gone: exit with the signal's status. */
+static void
+act_stopped_signal(struct agent *a)
+{
+	agent_stopped(a);
+	act_exit_signal(a);
+}
+
+/* RUNNING + backend restart: stop workers, then rejoin. */
+static void
+act_stop_restart(struct agent *a)
+{
+	agent_stop(a, S_STOP_RESTART, SIGTERM);
+}
+
+/* DONE + backend restart: nothing runs; rejoin at once. */
+static void
+act_rejoin(struct agent *a)
+{
+	agent_enter(a, S_RDZV);
+	a->bk->ops->workers_stopped(a->bk);
+}
+
+/* STOPPING-RESTART + all gone: join the next round (no restart spent). */
+static void
+act_stopped_restart(struct agent *a)
+{
+	agent_stopped(a);
+	act_rejoin(a);
+}
+
+/* RUNNING/STOPPING + backend fail: stop workers, then exit. */
+static void
+act_stop_bkfail(struct agent *a)
+{
+	agent_stop(a, S_STOP_BKFAIL, SIGTERM);
+}
+
+/* STOPPING-SIGNAL + backend fail: keep stopping; the signal's status wins. */
+static void
+act_stop_bkfail_signalled(struct agent *a)
+{
+	agent_stop(a, S_STOP_SIGNAL, SIGTERM);
+}
+
+/* RDZV/DONE + backend fail: exit with its status (or the root cause's). */
+static void
+act_exit_bkfail(struct agent *a)
+{
+	const struct report_failure *f;
+	int n;
+
+	f = attempt_failures(a->at, &n);
+	agent_exit(a, a->bk_status >= 0 ? a->bk_status : (n > 0 ?
+	    report_exit_status(&f[0]) : CGRUN_EXIT_INTERNAL));
+}
+
+/* STOPPING-BKFAIL + all gone: exit with the backend's status. */
+static void
+act_stopped_bkfail(struct agent *a)
+{
+	agent_stopped(a);
+	act_exit_bkfail(a);
+}
+
+/* DONE + finished: success. */
+static void
+act_finished(struct agent *a)
+{
+	agent_exit(a, CGRUN_EXIT_OK);
+}
+
+/* One cell: the action, and for act_ignore why the event is ignored. */
+struct agent_cell {
+	agent_action	 fn;
+	const char	*why;
+};
+
+#define DO(f)		{ f, NULL }
+#define IGNORE(w)	{ act_ignore, w }
+/* RDZV and DONE: no workers; they differ only in what a restart does. */
+#define IDLE_ROW(restart) {						\
+	[E_ROUND] = DO(act_spawn),					\
+	[E_FAILED] = IGNORE("no workers running"),			\
+	[E_SUCCEEDED] = IGNORE("workers already gone"),			\
+	[E_GONE] = IGNORE("workers already gone"),			\
+	[E_SIGSTOP] = DO(act_exit_signal),				\
+	[E_SIGKILL] = DO(act_exit_signal),				\
+	[E_SIGFWD] = IGNORE("no workers running"),			\
+	[E_GRACE] = IGNORE("not stopping"),				\
+	[E_KILLWAIT] = IGNORE("not stopping"),				\
+	[E_BK_RESTART] = restart,					\
+	[E_BK_FAIL] = DO(act_exit_bkfail),				\
+	[E_BK_FINISHED] = DO(act_finished),				\
+}
+
+/* The four stopping states: they differ in what follows "all gone". */
+#define STOPPING_ROW(gone, bkfail) {					\
+	[E_ROUND] = IGNORE("no round was asked for while stopping"),	\
+	[E_FAILED] = IGNORE("already stopping"),			\
+	[E_SUCCEEDED] = DO(gone),					\
+	[E_GONE] = DO(gone),						\
+	[E_SIGSTOP] = DO(act_stop_signal),				\
+	[E_SIGKILL] = DO(act_kill),					\
+	[E_SIGFWD] = IGNORE("workers are being stopped"),		\
+	[E_GRACE] = DO(act_kill),					\
+	[E_KILLWAIT] = DO(act_abandon),					\
+	[E_BK_RESTART] = IGNORE("already stopping"),			\
+	[E_BK_FAIL] = DO(bkfail),					\
+	[E_BK_FINISHED] = IGNORE("workers still stopping"),		\
+}
+
+/*
+ * The supervisor: what every event does in every state.  Reading one
+ * column shows what an event does everywhere (e.g. E_SIGSTOP: exit at once
+ * when nothing runs, else stop the workers for the signal).
+ */
+static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
+	[S_RDZV] = IDLE_ROW(IGNORE("already rejoining")),
+	[S_RUNNING] = {
+		[E_ROUND] = IGNORE("no round was asked for"),
+		[E_FAILED] = DO(act_stop_failure),
+		[E_SUCCEEDED] = DO(act_done),
+		[E_GONE] = DO(act_stop_failure),
+		[E_SIGSTOP] = DO(act_stop_signal),
+		[E_SIGKILL] = DO(act_stop_kill),
+		[E_SIGFWD] = DO(act_forward),
+		[E_GRACE] = IGNORE("not stopping"),
+		[E_KILLWAIT] = IGNORE("not stopping"),
+		[E_BK_RESTART] = DO(act_stop_restart),
+		[E_BK_FAIL] = DO(act_stop_bkfail),
+		[E_BK_FINISHED] = IGNORE("workers still running"),
+	},
+	[S_STOP_FAILURE] = STOPPING_ROW(act_stopped_failure, act_stop_bkfail),
+	[S_STOP_RESTART] = STOPPING_ROW(act_stopped_restart, act_stop_bkfail),
+	[S_STOP_SIGNAL] = STOPPING_ROW(act_stopped_signal,
+	    act_stop_bkfail_signalled),
+	[S_STOP_BKFAIL] = STOPPING_ROW(act_stopped_bkfail, act_stop_bkfail),
+	[S_DONE] = IDLE_ROW(DO(act_rejoin)),
+	[S_EXIT] = {
+		[0 ... E_NEVENTS - 1] = IGNORE("exiting"),
+	},
+};
+
+/* Dispatch one event through the table. */
+static void
+agent_event(struct agent *a, enum agent_ev e)
+{
+	const struct agent_cell *c = &agent_actions[a->state][e];
+
+	log_debug("agent event %s in %s%s%s", event_names[e],
+	    state_names[a->state], c->why ? ": ignored, " : "",
+	    c->why ? c->why : "");
+	c->fn(a);
+}
+
+/* Grace timer: workers outlived --shutdown-timeout (E_GRACE). */
+static void
+agent_grace_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+
+	log_warnx("workers still running %.1fs after the stop signal; "
+	    "sending KILL", a->o->shutdown_timeout);
+	agent_event(a, E_GRACE);
+}
+
+/* Kill-wait timer: workers not gone long after SIGKILL (E_KILLWAIT). */
+static void
+agent_killwait_cb(evutil_socket_t fd, short what, void *arg)
+{
+	agent_event(arg, E_KILLWAIT);
+}
+
+/*
+ * A handled signal.  USR1/USR2 are only forwarded (workers decide what to
+ * do, e.g. checkpoint before a SLURM preemption); the others are forwarded
+ * and stop the job; a second SIGINT kills at once.
+ */
+static void
+agent_signal_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent *a = arg;
+	int sig = (int)fd;
+
+	log_info("signal received sig=%s state=%s", options_signame(sig),
+	    state_names[a->state]);
+	if (sig == SIGUSR1 || sig == SIGUSR2) {
+		a->fwd_sig = sig;
+		agent_event(a, E_SIGFWD);
+		return;
+	}
+	if (sig == SIGINT && a->nsigint++ > 0) {
+		agent_event(a, E_SIGKILL);
+		return;
+	}
+	if (a->stop_sig == 0)
+		a->stop_sig = sig;
+	agent_event(a, E_SIGSTOP);
+}
+
+/* Backend callback: a round is ready (E_ROUND). */
+static void
+bk_round(void *arg, const struct round_info *ri)
+{
+	struct agent *a = arg;
+
+	a->round = *ri;
+	agent_event(a, E_ROUND);
+}
+
+/* Backend callback: stop the workers for a new round (E_BK_RESTART). */
+static void
+bk_restart(void *arg, const char *why)
+{
+	log_info("restart requested by the rendezvous: %s", why);
+	agent_event(arg, E_BK_RESTART);
+}
+
+/* Backend callback: the job cannot go on (E_BK_FAIL). */
+static void
+bk_fail(void *arg, int status, const char *why)
+{
+	struct agent *a = arg;
+
+	a->bk_status = status;
+	if (status >= 0)
+		snprintf(a->why, sizeof(a->why), "%s", why);
+	agent_event(a, E_BK_FAIL);
+}
+
+/* Backend callback: every node is done (E_BK_FINISHED). */
+static void
+bk_finished(void *arg)
+{
+	agent_event(arg, E_BK_FINISHED);
+}
+
+/*
+ * Where the job store listens and what workers are told: standalone binds
+ * 127.0.0.1 and says "localhost" (torchrun 2.6's MASTER_ADDR); one node
+ * with an explicit --master-port listens at --master-addr:--master-port;
+ * multi-node listens at --local-addr (or everywhere) and advertises
+ * --local-addr or the host name.
+ */
+static int
+agent_open_store(struct agent *a, char *err, size_t errlen)
+{
+	const struct cgrun_options *o = a->o;
+	struct store_limits lim;
+	const char *bind_host = "127.0.0.1", *adv = "localhost";
+	int port = 0;
+
+	if (options_multinode(o)) {
+		bind_host = o->local_addr ? o->local_addr : "0.0.0.0";
+		adv = o->local_addr ? o->local_addr : a->host;
+	} else if (!o->standalone && o->explicit_master_port) {
+		bind_host = adv = o->master_addr ? o->master_addr : "127.0.0.1";
+		port = o->master_port;
+	}
+	store_limits_default(&lim);
+	if ((a->store = store_new(a->base, &lim)) == NULL) {
+		snprintf(err, errlen, "cannot create the job store");
+		return -1;
+	}
+	if (store_listen(a->store, bind_host, port, &a->store_port, err,
+	    errlen) == -1)
+		return -1;
+	snprintf(a->store_host, sizeof(a->store_host), "%s", adv);
+	log_debug("job store listening host=%s port=%d", bind_host,
+	    a->store_port);
+	return 0;
+}
+
+/*
+ * Create the rendezvous backend: the one the options ask for (backend_new,
+ * backend/backend.c), or the constructor given (agent_new_with_backend).
+ */
+static int
+agent_open_backend(struct agent *a, backend_new_fn fn, char *err,
+    size_t errlen)
+{
+	struct backend_config cfg;
+	struct backend_cb cb = { bk_round, bk_restart, bk_fail, bk_finished,
+		NULL };
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.opts = a->o;
+	cfg.nproc = a->nproc;
+	cfg.jobstore = a->store;
+	cfg.store_host = a->store_host;
+	cfg.store_port = a->store_port;
+	cb.arg = a;
+	a->bk = fn != NULL ? fn(a->base, &cfg, &cb, err, errlen) :
+	    backend_new(a->base, &cfg, &cb, err, errlen);
+	return a->bk ? 0 : -1;
+}
+
+/*
+ * Install the signal events: SIGCHLD and every forwarded signal, except a
+ * SIGHUP that was ignored when cgrun started (nohup).
+ */
+static int
+agent_signals(struct agent *a)
+{
+	struct sigaction old;
+	int i;
+
+	signal(SIGPIPE, SIG_IGN);
+	a->chld = evsignal_new(a->base, SIGCHLD, agent_sigchld_cb, a);
+	if (a->chld == NULL || evsignal_add(a->chld, NULL) == -1)
+		return -1;
+	sigaction(SIGHUP, NULL, &old);
+	a->hup_ignored = old.sa_handler == SIG_IGN;
+	for (i = 0; a->o->signals[i] != 0 && a->nsigev < 32; i++) {
+		/* nohup: a hang-up is neither ours nor the workers' business
+		 * (torchrun forwards it and kills the job, issue #76894) */
+		if (a->o->signals[i] == SIGHUP && a->hup_ignored)
+			continue;
+		a->sigev[a->nsigev] = evsignal_new(a->base, a->o->signals[i],
+		    agent_signal_cb, a);
+		if (a->sigev[a->nsigev] == NULL ||
+		    evsignal_add(a->sigev[a->nsigev], NULL) == -1)
+			return -1;
+		a->nsigev++;
+	}
+	return 0;
+}
+
+/* Build an agent: log dir, command, job store, backend, signal events. */
+struct agent *
+agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
+    int nproc, const struct plan *plan, backend_new_fn bk_new, int *status,
+    char *err, size_t errlen)
+{
+	struct agent *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	a->base = base;
+	a->o = o;
+	a->plan = plan;
+	a->nproc = nproc;
+	a->bk_status = -1;
+	if (gethostname(a->host, sizeof(a->host)) == -1)
+		snprintf(a->host, sizeof(a->host), "localhost");
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	a->grace = evtimer_new(base, agent_grace_cb, a);
+	a->killwait = evtimer_new(base, agent_killwait_cb, a);
+	a->kick = event_new(base, -1, 0, agent_kick_cb, a);
+	if (a->grace == NULL || a->killwait == NULL || a->kick == NULL ||
+	    agent_signals(a) == -1) {
+		snprintf(err, errlen, "cannot set up the event loop");
+		goto fail;
+	}
+	*status = CGRUN_EXIT_INTERNAL;
+	if (spawn_cmd_build(&a->cmd, o, err, errlen) == -1 ||
+	    logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
+		goto fail;
+	*status = CGRUN_EXIT_RDZV;
+	if (agent_open_store(a, err, errlen) == -1)
+		goto fail;
+	*status = CGRUN_EXIT_USAGE;
+	if (agent_open_backend(a, bk_new, err, errlen) == -1)
+		goto fail;
+	*status = CGRUN_EXIT_OK;
+	return a;
+fail:
+	agent_free(a);
+	return NULL;
+}
+
+/* The agent, its backend chosen from the options (see agent.h). */
+struct agent *
+agent_new(struct event_base *base, const struct cgrun_options *o, int nproc,
+    const struct plan *plan, int *status, char *err, size_t errlen)
+{
+	return agent_new_with_backend(base, o, nproc, plan, NULL, status, err,
+	    errlen);
+}
+
+/* The failure report of the attempt that ended the job. */
+static void
+agent_report(struct agent *a)
+{
+	const char *ef = getenv("TORCHELASTIC_ERROR_FILE");
+	struct report r;
+
+	memset(&r, 0, sizeof(r));
+	r.name = spawn_cmd_name(&a->cmd);
+	r.program = a->cmd.path ? a->cmd.path : a->cmd.argv[0];
+	r.host = a->host;
+	r.restarts = a->round.restart_count;
+	r.max_restarts = a->o->max_restarts;
+	r.f = attempt_failures(a->at, &r.n);
+	report_print(stderr, &r);
+	if (ef != NULL && *ef != '\0' &&
+	    report_copy_error_file(&r.f[0], ef) == 0)
+		log_info("root cause error file copied to %s", ef);
+}
+
+/* After the job: the report, the agent's error file, the exit line. */
+static void
+agent_finish(struct agent *a)
+{
+	int n;
+
+	fflush(stdout);
+	if (a->exit_status == 0)
+		return;
+	if (a->by_signal || a->state == S_STOP_SIGNAL) {
+		log_warnx("stopped by SIG%s; exit status %d",
+		    options_signame(a->stop_sig ? a->stop_sig : SIGINT),
+		    a->exit_status);
+		return;
+	}
+	attempt_failures(a->at, &n);
+	if (a->bk_status >= 0 || n == 0) {
+		log_warnx("job failed: %s", a->why);
+		return;
+	}
+	agent_report(a);
+}
+
+/* Run the job; returns cgrun's exit status. */
+int
+agent_run(struct agent *a)
+{
+	char err[512];
+
+	a->state = S_RDZV;
+	if (a->bk->ops->start(a->bk, err, sizeof(err)) == -1) {
+		log_warnx("rendezvous: %s", err);
+		return CGRUN_EXIT_RDZV;
+	}
+	while (a->state != S_EXIT)
+		if (event_base_loop(a->base, EVLOOP_ONCE) == -1) {
+			log_warnx("event loop failed");
+			a->exit_status = CGRUN_EXIT_INTERNAL;
+			break;
+		}
+	/* Whatever is left in the workers' process groups (a background
+	 * child of a worker that exited 0) does not outlive the job. */
+	attempt_signal(a->at, SIGKILL);
+	agent_finish(a);
+	logdir_cleanup(&a->logdir);
+	return a->exit_status;
+}
+
+/* Free the agent: workers (killed if any is left), backend, store. */
+void
+agent_free(struct agent *a)
+{
+	int i;
+
+	if (a == NULL)
+		return;
+	attempt_free(a->at);
+	if (a->bk != NULL)
+		a->bk->ops->free(a->bk);
+	if (a->store != NULL)
+		store_free(a->store);
+	for (i = 0; i < a->nsigev; i++)
+		event_free(a->sigev[i]);
+	if (a->chld != NULL)
+		event_free(a->chld);
+	if (a->grace != NULL)
+		event_free(a->grace);
+	if (a->killwait != NULL)
+		event_free(a->killwait);
+	if (a->kick != NULL)
+		event_free(a->kick);
+	spawn_cmd_free(&a->cmd);
+	free(a);
+}
+
+/* For tests: the number of empty cells in the table (0: every one set). */
+int
+agent_table_holes(void)
+{
+	int s, e, n = 0;
+
+	for (s = 0; s < S_NSTATES; s++)
+		for (e = 0; e < E_NEVENTS; e++)
+			n += agent_actions[s][e].fn == NULL;
+	return n;
+}

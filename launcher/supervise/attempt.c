@@ -1,0 +1,260 @@
+/*
+ * attempt.c: the workers of one attempt (attempt.h): its log directory and
+ * filter files, every worker started in local rank order, child exits
+ * routed to their worker, the gone count, and the failure records.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "attempt.h"
+#include "log.h"
+#include "logdir.h"
+#include "options.h"
+#include "report.h"
+#include "round.h"
+#include "worker.h"
+
+struct attempt {
+	struct attempt_conf	 c;
+	struct worker_job	 job;
+	struct worker		**w;
+	int			 nw, ngone;
+	int			 stopping;	/* cgrun stopped the workers */
+	struct report_failure	*fail;
+	int			 nfail;
+	char			 why[512];	/* the first failure */
+};
+
+/* Milliseconds since the epoch. */
+static long long
+now_ms(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* worker's on_gone: count; the last one tells the owner. */
+static void
+attempt_gone_cb(void *arg)
+{
+	struct attempt *at = arg;
+
+	if (++at->ngone == at->nw)
+		at->c.on_all_gone(at->c.arg);
+}
+
+/* A new attempt with nproc NEW workers. */
+struct attempt *
+attempt_new(const struct attempt_conf *c)
+{
+	struct attempt *at;
+
+	if ((at = calloc(1, sizeof(*at))) == NULL)
+		return NULL;
+	at->c = *c;
+	at->job.base = c->base;
+	at->job.opts = c->opts;
+	at->job.round = c->round;
+	at->job.plan = c->plan;
+	at->job.cmd = c->cmd;
+	at->job.hup_ignored = c->hup_ignored;
+	at->job.filter_out = at->job.filter_err = -1;
+	at->job.on_gone = attempt_gone_cb;
+	at->job.arg = at;
+	if ((at->w = calloc((size_t)c->nproc, sizeof(*at->w))) == NULL)
+		goto fail;
+	for (at->nw = 0; at->nw < c->nproc; at->nw++)
+		if ((at->w[at->nw] = worker_new(&at->job, at->nw)) == NULL)
+			goto fail;
+	return at;
+fail:
+	attempt_free(at);
+	return NULL;
+}
+
+/* Open the attempt's filtered_*.log files when duplicate filters are set. */
+static void
+attempt_open_filters(struct attempt *at, const char *dir)
+{
+	char path[PATH_MAX];
+
+	if (at->c.opts->dup_stdout_filters != NULL)
+		at->job.filter_out = logdir_file(dir, "filtered_stdout.log",
+		    path, sizeof(path));
+	if (at->c.opts->dup_stderr_filters != NULL)
+		at->job.filter_err = logdir_file(dir, "filtered_stderr.log",
+		    path, sizeof(path));
+}
+
+/* Every worker that will not start is gone (after a start failure). */
+static void
+attempt_skip_rest(struct attempt *at)
+{
+	int i;
+
+	for (i = 0; i < at->nw; i++)
+		worker_skip(at->w[i]);
+}
+
+/* Start every worker of the round; -1 with err set on failure. */
+int
+attempt_start(struct attempt *at, char *err, size_t errlen)
+{
+	const struct round_info *ri = at->c.round;
+	char dir[PATH_MAX];
+	int i;
+
+	if (logdir_attempt(at->c.logdir, ri->run_id, ri->restart_count, dir,
+	    sizeof(dir), err, errlen) == -1) {
+		attempt_skip_rest(at);
+		return -1;
+	}
+	attempt_open_filters(at, dir);
+	for (i = 0; i < at->nw; i++)
+		if (worker_start(at->w[i], dir, err, errlen) == -1) {
+			attempt_skip_rest(at);
+			return -1;
+		}
+	log_info("workers started attempt=%d round=%u nproc=%d world_size=%d "
+	    "rank_base=%d master=%s:%d", ri->restart_count, ri->round, at->nw,
+	    ri->world_size, ri->rank_base, ri->master_addr, ri->master_port);
+	return 0;
+}
+
+/* Kill what is not reaped, free the workers and the filter files. */
+void
+attempt_free(struct attempt *at)
+{
+	int i;
+
+	if (at == NULL)
+		return;
+	for (i = 0; at->w != NULL && i < at->nw; i++)
+		worker_free(at->w[i]);
+	free(at->w);
+	if (at->job.filter_out >= 0)
+		close(at->job.filter_out);
+	if (at->job.filter_err >= 0)
+		close(at->job.filter_err);
+	free(at->fail);
+	free(at);
+}
+
+/* Record a failed worker for the report; the first one is told. */
+static void
+attempt_record_failure(struct attempt *at, struct worker *w)
+{
+	struct report_failure *f, *nf;
+	char how[128];
+
+	nf = realloc(at->fail, (size_t)(at->nfail + 1) * sizeof(*nf));
+	if (nf == NULL)
+		return;
+	at->fail = nf;
+	f = &at->fail[at->nfail++];
+	memset(f, 0, sizeof(*f));
+	worker_failure(w, f);
+	f->group_rank = at->c.round->group_rank;
+	f->when_ms = now_ms();
+	f->after_stop = at->stopping;
+	f->attempt = at->c.round->restart_count;
+	if (at->nfail > 1)
+		return;
+	report_describe(how, sizeof(how), f->status);
+	snprintf(at->why, sizeof(at->why), "rank %d %s", f->rank, how);
+	at->c.on_failed(at->c.arg, at->why);
+}
+
+/* Whether every started worker has been reaped. */
+static int
+attempt_all_reaped(const struct attempt *at)
+{
+	int i;
+
+	for (i = 0; i < at->nw; i++)
+		if (worker_unreaped(at->w[i]))
+			return 0;
+	return 1;
+}
+
+/* Route a reaped child to its worker: log, record, wait for its pipes. */
+int
+attempt_reaped(struct attempt *at, pid_t pid, int status)
+{
+	struct worker *w = NULL;
+	int i;
+
+	for (i = 0; at != NULL && i < at->nw && w == NULL; i++)
+		if (worker_pid(at->w[i]) == pid && worker_unreaped(at->w[i]))
+			w = at->w[i];
+	if (w == NULL)
+		return 0;
+	worker_reaped(w, status);
+	if (status != 0)
+		attempt_record_failure(at, w);
+	/* leftovers (a background grandchild) hold the pipes open */
+	if (worker_state(w) == WORKER_EXITED && attempt_all_reaped(at))
+		attempt_signal(at, SIGTERM);
+	return 1;
+}
+
+/* killpg every worker's group. */
+void
+attempt_signal(struct attempt *at, int sig)
+{
+	int i;
+
+	for (i = 0; at != NULL && i < at->nw; i++)
+		worker_signal(at->w[i], sig);
+}
+
+/* Failures from now on happen after cgrun stopped the workers. */
+void
+attempt_stopping(struct attempt *at)
+{
+	if (at != NULL)
+		at->stopping = 1;
+}
+
+/*
+ * Workers still not gone some seconds after SIGKILL (stuck in the kernel,
+ * or a grandchild in another group holding a pipe): stop waiting for them,
+ * so the job can end or restart (torchrun issue #185414).
+ */
+void
+attempt_abandon(struct attempt *at, int kill_wait_secs)
+{
+	int i;
+
+	for (i = 0; at != NULL && i < at->nw; i++)
+		worker_abandon(at->w[i], kill_wait_secs);
+}
+
+/* Whether every worker is gone (an attempt with no workers is). */
+int
+attempt_all_gone(const struct attempt *at)
+{
+	return at == NULL || at->ngone >= at->nw;
+}
+
+/* The failures of the attempt, root cause first. */
+const struct report_failure *
+attempt_failures(const struct attempt *at, int *n)
+{
+	*n = at != NULL ? at->nfail : 0;
+	return at != NULL ? at->fail : NULL;
+}
+
+/* How the first failure ended, or "" when none failed. */
+const char *
+attempt_why(const struct attempt *at)
+{
+	return at != NULL ? at->why : "";
+}

@@ -1,0 +1,169 @@
+/*
+ * rdzv_impl.h: the insides of the rendezvous engine (rdzv.h), shared by
+ * the files of rendezvous/engine/ and by nothing else:
+ *
+ *	rdzv.c		the engine object: jobs list, auth key, counters,
+ *			the status walk, shutdown
+ *	job.c		a job's state machine: job_actions[state][event],
+ *			where a round is decided (job_complete) and a
+ *			restart is counted (act_failed_running)
+ *	node.c		a node of a job: states, identity hash, keep-alive
+ *			deadline, group-rank order
+ *	rdzv_peer.c	a peer session (one connection): HELLO, AUTH, JOIN,
+ *			then node events into the job's table
+ *	rdzv_attach.c	the transport over a store's native connections
+ *
+ * Jobs, nodes and peers each change state only in job_enter(),
+ * node_enter() and peer_enter(), which log `old -> new`.  A peer:
+ *
+ *	HELLO --(HELLO 1, no key)--------------> READY --(JOIN)--> JOINED
+ *	  |                                        ^  <--(node removed)--+
+ *	  +--(HELLO 2, CHALLENGE sent)--> AUTH --(AUTH, proof good)--+
+ *
+ * and GONE when its connection is gone (rdzv_peer_gone(), then freed).
+ * A protocol error leaves the state as it was: the caller closes.
+ */
+#ifndef CGRUN_RDZV_IMPL_H
+#define CGRUN_RDZV_IMPL_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "auth.h"
+
+/* rdzv.h first (not included here, so the two never include each other). */
+#ifndef CGRUN_RDZV_H
+#error "include rdzv.h before rdzv_impl.h"
+#endif
+
+/* Buckets of a job's node identity hash (resuming nodes are found in O(1)). */
+#define NODE_BUCKETS		1024
+
+/* Events of a job's decision table (job.c). */
+enum ev { EV_JOIN, EV_FAILED, EV_STOPPED, EV_DONE, EV_GONE, EV_LASTCALL,
+	EV_JOINTIMEOUT, EV__COUNT };
+
+/* Where a peer session is (see the diagram above). */
+enum rdzv_pstate {
+	PEER_HELLO,	/* connected; HELLO expected first */
+	PEER_AUTH,	/* CHALLENGE sent; AUTH expected */
+	PEER_READY,	/* WELCOME sent; JOIN expected */
+	PEER_JOINED,	/* bound to a node of a job */
+	PEER_GONE,	/* the connection is gone; freed at once */
+	PEER__COUNT
+};
+
+struct job;
+
+struct node {
+	TAILQ_ENTRY(node) entry;
+	struct node	*hnext;		/* identity hash chain */
+	struct job	*job;
+	struct rdzv_peer *peer;		/* NULL while disconnected */
+	char		*host;
+	char		*addr;		/* its job store */
+	uint16_t	port;
+	uint32_t	pid, local_id, nproc;
+	int32_t		node_rank;
+	uint64_t	seq;		/* arrival order in the job */
+	int		group_rank;	/* in the running round */
+	uint32_t	rank_base;
+	enum rdzv_nstate state;		/* only via node_enter() */
+	struct event	*alive;		/* keep-alive deadline */
+	struct timespec	last_seen;	/* monotonic, of its last message */
+};
+
+struct job {
+	TAILQ_ENTRY(job) entry;
+	struct rdzv	*r;
+	char		*run_id;
+	uint32_t	min, max, max_restarts;
+	uint32_t	join_ms, last_call_ms, close_ms, ka_ms, ka_max;
+	enum rdzv_jstate state;		/* only via job_enter() */
+	uint32_t	round;
+	uint32_t	restarts;
+	uint32_t	gws, world;	/* of the decided round */
+	char		master[RDZV_ADDR_MAX + 1];	/* its store */
+	uint16_t	master_port;
+	int		started;	/* a round was decided once */
+	uint64_t	seq;
+	TAILQ_HEAD(, node) nodes;
+	struct node	*hash[NODE_BUCKETS];	/* by (host, pid, local id) */
+	size_t		nnodes;
+	size_t		count[RDZV_N__COUNT];
+	struct event	*last_call;
+	struct timespec	last_call_at;	/* monotonic deadline when armed */
+	int		last_call_armed;
+	struct event	*join_timer;
+	struct event	*status_timer;
+	int		status_armed;
+};
+
+struct rdzv {
+	struct event_base *base;
+	struct rdzv_io	io;
+	void		*arg;
+	TAILQ_HEAD(, job) jobs;
+	size_t		njobs;
+	uint64_t	npeers;		/* peers ever: their log ids */
+	struct rdzv_stats stats;	/* rdzv_stats() */
+	struct auth_key	*key;		/* rdzv_set_auth(); NULL: none */
+};
+
+struct rdzv_peer {
+	struct rdzv	*r;
+	void		*conn;
+	uint64_t	id;		/* for log lines */
+	enum rdzv_pstate state;		/* only via peer_enter() */
+	char		snonce[AUTH_HEX_LEN + 1];
+	struct node	*node;		/* set in PEER_JOINED only */
+};
+
+/* Milliseconds as a timeval. */
+static inline struct timeval
+ms_tv(uint32_t ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	return tv;
+}
+
+/* Monotonic now. */
+static inline struct timespec
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts;
+}
+
+/* job.c */
+struct job *job_new(struct rdzv *, const struct rdzv_msg *);
+void	job_free(struct job *);
+struct job *job_find(const struct rdzv *, const char *run_id);
+void	job_dispatch(struct job *, enum ev, struct node *);
+void	job_fail(struct job *, uint8_t, const char *);
+void	job_round_to(struct job *, struct node *);
+void	job_status_to(struct job *, struct node *);
+
+/* node.c */
+struct node *node_new(struct job *, struct rdzv_peer *,
+	    const struct rdzv_msg *);
+struct node *node_find(const struct job *, const struct rdzv_msg *);
+void	node_remove(struct node *);
+void	node_enter(struct node *, enum rdzv_nstate);
+void	node_alive(struct node *);
+void	node_send(struct node *, const struct rdzv_msg *);
+int	node_cmp(const void *, const void *);
+const char *node_name(const struct node *, char *, size_t);
+
+/* rdzv_peer.c */
+void	peer_attach(struct rdzv_peer *, struct node *);
+void	peer_detach(struct rdzv_peer *);
+
+#endif /* CGRUN_RDZV_IMPL_H */

@@ -1,0 +1,330 @@
+/*
+ * rdzv_peer.c: a peer session, one connection of an agent to the engine
+ * (rdzv_impl.h): the versioned HELLO, the optional CHALLENGE/AUTH
+ * handshake, JOIN (a new node, or a known node resuming), then the node's
+ * events into its job's decision table.  A peer's state changes only in
+ * peer_enter().
+ */
+#include <sys/queue.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "auth.h"
+#include "log.h"
+#include "rdzv.h"
+#include "rdzv_impl.h"
+
+static const char *const peer_state_names[PEER__COUNT] = {
+	"HELLO", "AUTH", "READY", "JOINED", "GONE"
+};
+
+/* Move a peer to state s, logging `old -> new`; the only place p->state
+ * changes. */
+static void
+peer_enter(struct rdzv_peer *p, enum rdzv_pstate s)
+{
+	if (p->state == s)
+		return;
+	if (p->node != NULL)
+		log_debug("rdzv peer=%llu job=%s node=%s:%u %s -> %s",
+		    (unsigned long long)p->id, p->node->job->run_id,
+		    p->node->host, p->node->pid, peer_state_names[p->state],
+		    peer_state_names[s]);
+	else
+		log_debug("rdzv peer=%llu %s -> %s", (unsigned long long)p->id,
+		    peer_state_names[p->state], peer_state_names[s]);
+	p->state = s;
+}
+
+/* Bind the peer to its node (a JOIN, or a node resuming). */
+void
+peer_attach(struct rdzv_peer *p, struct node *n)
+{
+	p->node = n;
+	peer_enter(p, PEER_JOINED);
+}
+
+/* The peer's node was removed (dead, left, or its job is over). */
+void
+peer_detach(struct rdzv_peer *p)
+{
+	peer_enter(p, PEER_READY);
+	p->node = NULL;
+}
+
+static int peer_error(struct rdzv_peer *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Reply ERROR to a peer; always -1 (the caller closes it). */
+static int
+peer_error(struct rdzv_peer *p, const char *fmt, ...)
+{
+	struct rdzv_msg m;
+	va_list ap;
+
+	rdzv_proto_init(&m, RDZV_OP_ERROR);
+	va_start(ap, fmt);
+	vsnprintf(m.text, sizeof(m.text), fmt, ap);
+	va_end(ap);
+	log_info("rdzv peer error: %s", m.text);
+	p->r->io.send(p->conn, &m, p->r->arg);
+	return -1;
+}
+
+/* Check a JOIN's parameters; NULL, or what is wrong. */
+static const char *
+peer_join_invalid(const struct rdzv_msg *m)
+{
+	if (m->run_id[0] == '\0')
+		return "empty run id";
+	if (m->min_nodes < 1 || m->min_nodes > m->max_nodes)
+		return "nodes must be 1 <= MIN <= MAX";
+	if (m->nproc < 1)
+		return "nproc must be at least 1";
+	if (m->keepalive_ms < 1 || m->keepalive_max < 1)
+		return "keep-alive interval and attempts must be positive";
+	if (m->addr[0] == '\0' || m->port == 0)
+		return "no job store address";
+	return NULL;
+}
+
+/*
+ * A known node comes back on a new connection within its keep-alive
+ * window: it takes up where it was, and hears again what it may have
+ * missed (its ROUND, a RESTART, or the round's progress).
+ */
+static int
+peer_resume(struct rdzv_peer *p, struct node *n)
+{
+	struct job *j = n->job;
+	struct rdzv_msg m;
+
+	if (n->peer != NULL)
+		return peer_error(p, "node %s (pid %u) is already joined on "
+		    "another connection", n->host, n->pid);
+	n->peer = p;
+	peer_attach(p, n);
+	node_alive(n);
+	log_info("rdzv job=%s node=%s:%u resumed on a new connection",
+	    j->run_id, n->host, n->pid);
+	switch (n->state) {
+	case RDZV_N_ACTIVE:
+	case RDZV_N_DONE:
+		job_round_to(j, n);
+		break;
+	case RDZV_N_STOPPING:
+		rdzv_proto_init(&m, RDZV_OP_RESTART);
+		m.round = j->round;
+		snprintf(m.text, sizeof(m.text), "a new round is being formed");
+		node_send(n, &m);
+		break;
+	default:
+		job_status_to(j, n);
+		break;
+	}
+	return 0;
+}
+
+/* JOIN: find or create the job, add the node. */
+static int
+peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
+{
+	const char *bad;
+	struct job *j;
+	struct node *n;
+
+	if (p->state == PEER_JOINED)
+		return peer_error(p, "%s", "JOIN twice on one connection");
+	if ((bad = peer_join_invalid(m)) != NULL)
+		return peer_error(p, "bad JOIN: %s", bad);
+	if ((j = job_find(p->r, m->run_id)) != NULL &&
+	    (n = node_find(j, m)) != NULL)
+		return peer_resume(p, n);
+	if (j == NULL && (j = job_new(p->r, m)) == NULL)
+		return peer_error(p, "%s", "out of memory");
+	if (j->min != m->min_nodes || j->max != m->max_nodes)
+		log_warnx("rdzv job=%s node=%s asks nodes=%u:%u; job has %u:%u",
+		    j->run_id, m->host, m->min_nodes, m->max_nodes, j->min,
+		    j->max);
+	if ((n = node_new(j, p, m)) == NULL) {
+		if (j->nnodes == 0)
+			job_free(j);
+		return peer_error(p, "%s", "out of memory");
+	}
+	log_debug("rdzv job=%s join node=%s:%u nproc=%u store=%s:%u",
+	    j->run_id, n->host, n->pid, n->nproc, n->addr, n->port);
+	job_dispatch(j, EV_JOIN, n);
+	return 0;
+}
+
+/* Accept the peer: WELCOME with its version. */
+static int
+peer_welcome(struct rdzv_peer *p, uint16_t version)
+{
+	struct rdzv_msg w;
+
+	peer_enter(p, PEER_READY);
+	rdzv_proto_init(&w, RDZV_OP_WELCOME);
+	w.version = version;
+	p->r->io.send(p->conn, &w, p->r->arg);
+	return 0;
+}
+
+/* The first frame: HELLO 1 without a token, HELLO 2 (CHALLENGE) with. */
+static int
+peer_hello(struct rdzv_peer *p, const struct rdzv_msg *m)
+{
+	struct rdzv_msg c;
+
+	if (m->op != RDZV_OP_HELLO)
+		return peer_error(p, "%s", "HELLO expected first");
+	if (m->version != RDZV_PROTO_VERSION &&
+	    m->version != RDZV_PROTO_VERSION_AUTH)
+		return peer_error(p, "%s", "unsupported protocol "
+		    "version (this server speaks 1 and 2)");
+	if (p->r->key == NULL && m->version == RDZV_PROTO_VERSION_AUTH)
+		return peer_error(p, "%s", "authentication refused: this "
+		    "server has no --auth-token-file");
+	if (p->r->key == NULL)
+		return peer_welcome(p, RDZV_PROTO_VERSION);
+	if (m->version != RDZV_PROTO_VERSION_AUTH) {
+		log_warnx("rdzv: refused a client without authentication");
+		return peer_error(p, "%s", "authentication required: this "
+		    "server needs --auth-token-file");
+	}
+	if (auth_nonce(p->snonce) == -1)
+		return peer_error(p, "%s", "no random nonce");
+	peer_enter(p, PEER_AUTH);
+	rdzv_proto_init(&c, RDZV_OP_CHALLENGE);
+	memcpy(c.nonce, p->snonce, sizeof p->snonce);
+	p->r->io.send(p->conn, &c, p->r->arg);
+	return 0;
+}
+
+/* AUTH: check the client's proof, prove ourselves, WELCOME. */
+static int
+peer_auth(struct rdzv_peer *p, const struct rdzv_msg *m)
+{
+	struct rdzv_msg a;
+
+	if (m->op != RDZV_OP_AUTH)
+		return peer_error(p, "authentication required before %s",
+		    rdzv_proto_opname(m->op));
+	if (!auth_verify(p->r->key, AUTH_ROLE_CLIENT, p->snonce, m->nonce,
+	    m->proof)) {
+		log_warnx("rdzv: authentication failed (wrong token)");
+		p->r->stats.auth_failures++;
+		return peer_error(p, "%s", "authentication failed: wrong "
+		    "auth token");
+	}
+	rdzv_proto_init(&a, RDZV_OP_AUTHOK);
+	if (auth_proof(p->r->key, AUTH_ROLE_SERVER, p->snonce, m->nonce,
+	    a.proof) == -1)
+		return peer_error(p, "%s", "bad client nonce");
+	p->r->io.send(p->conn, &a, p->r->arg);
+	return peer_welcome(p, RDZV_PROTO_VERSION_AUTH);
+}
+
+/* One message from a peer: the HELLO check, then node events. */
+int
+rdzv_peer_msg(struct rdzv_peer *p, const struct rdzv_msg *m)
+{
+	static const enum ev node_ev[] = { [RDZV_OP_FAILED - 0x80] = EV_FAILED,
+	    [RDZV_OP_STOPPED - 0x80] = EV_STOPPED,
+	    [RDZV_OP_DONE - 0x80] = EV_DONE, [RDZV_OP_LEAVE - 0x80] = EV_GONE };
+
+	if (p->state == PEER_HELLO)
+		return peer_hello(p, m);
+	if (p->state == PEER_AUTH)
+		return peer_auth(p, m);
+	switch (m->op) {
+	case RDZV_OP_JOIN:
+		return peer_join(p, m);
+	case RDZV_OP_KEEPALIVE:
+	case RDZV_OP_FAILED:
+	case RDZV_OP_STOPPED:
+	case RDZV_OP_DONE:
+	case RDZV_OP_LEAVE:
+		if (p->state != PEER_JOINED)
+			return peer_error(p, "%s before JOIN",
+			    rdzv_proto_opname(m->op));
+		node_alive(p->node);
+		if (m->op != RDZV_OP_KEEPALIVE)
+			job_dispatch(p->node->job, node_ev[m->op - 0x80],
+			    p->node);
+		return 0;
+	default:
+		return peer_error(p, "unexpected %s from a client",
+		    rdzv_proto_opname(m->op));
+	}
+}
+
+/* Decode and handle every complete frame buffered from the peer. */
+int
+rdzv_peer_input(struct rdzv_peer *p, struct evbuffer *in)
+{
+	struct rdzv_msg m;
+	const char *why;
+	size_t len, used;
+	unsigned char *b;
+	int rc;
+
+	while ((len = evbuffer_get_length(in)) > 0) {
+		if (len > 4 + RDZV_FRAME_MAX)
+			len = 4 + RDZV_FRAME_MAX;
+		if ((b = evbuffer_pullup(in, (ssize_t)len)) == NULL)
+			return -1;
+		rc = rdzv_proto_decode(b, len, &m, &used, &why);
+		if (rc == RDZV_PROTO_MORE)
+			return 0;
+		if (rc == RDZV_PROTO_ERROR)
+			return peer_error(p, "bad frame: %s", why);
+		evbuffer_drain(in, used);
+		if (rdzv_peer_msg(p, &m) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* A new connection. */
+struct rdzv_peer *
+rdzv_peer_new(struct rdzv *r, void *conn)
+{
+	struct rdzv_peer *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	p->r = r;
+	p->conn = conn;
+	p->id = ++r->npeers;
+	p->state = PEER_HELLO;
+	return p;
+}
+
+/* The connection is gone: its node waits out the keep-alive window (or
+ * goes at once if its job is over). */
+void
+rdzv_peer_gone(struct rdzv_peer *p)
+{
+	struct node *n;
+
+	if (p == NULL)
+		return;
+	if ((n = p->node) != NULL) {
+		n->peer = NULL;
+		log_info("rdzv job=%s node=%s:%u connection lost", n->job->run_id,
+		    n->host, n->pid);
+	}
+	peer_enter(p, PEER_GONE);
+	p->node = NULL;
+	/* After the peer lets go: the dispatch may free the node. */
+	if (n != NULL && n->job->state == RDZV_J_CLOSED)
+		job_dispatch(n->job, EV_GONE, n);
+	free(p);
+}
