@@ -50,6 +50,7 @@ struct etcd_http {
 	int		 busy;		/* inside this file: defer frees */
 	char		 token[ETCD_TOKEN_MAX + 1];
 	int		 authing;
+	char		 local_ip[64];	/* of the last answered request */
 	TAILQ_HEAD(, etcd_req) reqs;
 };
 
@@ -219,10 +220,13 @@ req_done(struct etcd_req *q, CURLcode rc)
 {
 	struct etcd_reply r;
 	const char *why;
-	char msg[128];
+	char msg[128], *ip = NULL;
 	long status = 0;
 
 	curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (rc == CURLE_OK && curl_easy_getinfo(q->easy, CURLINFO_LOCAL_IP,
+	    &ip) == CURLE_OK && ip != NULL)
+		snprintf(q->h->local_ip, sizeof(q->h->local_ip), "%s", ip);
 	if (q->overflow) {
 		req_deliver(q, NULL, "etcd answer longer than 1 MiB");
 		return;
@@ -464,6 +468,38 @@ etcd_http_post(struct etcd_http *h, const char *path, const char *body,
 	return q;
 }
 
+/* One POST to the current member, waiting at most timeout_ms, answer
+ * ignored: for the agent's exit, when no loop runs any more. */
+void
+etcd_http_post_blocking(struct etcd_http *h, const char *path,
+    const char *body, unsigned timeout_ms)
+{
+	struct etcd_req q;
+	char url[ETCD_URL_MAX + ETCD_PATH_MAX], auth[ETCD_TOKEN_MAX + 32];
+
+	memset(&q, 0, sizeof(q));
+	if ((q.easy = curl_easy_init()) == NULL)
+		return;
+	snprintf(url, sizeof(url), "%s%s", h->conf.urls[h->cur], path);
+	q.hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+	if (h->token[0] != '\0') {
+		snprintf(auth, sizeof(auth), "Authorization: %s", h->token);
+		q.hdrs = curl_slist_append(q.hdrs, auth);
+	}
+	curl_easy_setopt(q.easy, CURLOPT_URL, url);
+	curl_easy_setopt(q.easy, CURLOPT_HTTPHEADER, q.hdrs);
+	curl_easy_setopt(q.easy, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(q.easy, CURLOPT_WRITEFUNCTION, http_write_cb);
+	curl_easy_setopt(q.easy, CURLOPT_WRITEDATA, &q);
+	curl_easy_setopt(q.easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(q.easy, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	req_tls(&q, &h->conf);
+	curl_easy_perform(q.easy);
+	curl_easy_cleanup(q.easy);
+	curl_slist_free_all(q.hdrs);
+	free(q.buf);
+}
+
 /* Cancel a request without calling back. */
 void
 etcd_http_cancel(struct etcd_req *q)
@@ -479,6 +515,13 @@ const char *
 etcd_http_member(const struct etcd_http *h)
 {
 	return h->conf.urls[h->cur];
+}
+
+/* This host's address on its last answered request ("" if none yet). */
+const char *
+etcd_http_local_ip(const struct etcd_http *h)
+{
+	return h->local_ip;
 }
 
 /* Move to the next member. */

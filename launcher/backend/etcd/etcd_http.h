@@ -52,10 +52,15 @@ void	etcd_http_free(struct etcd_http *);
  * NULL when out of memory. */
 struct etcd_req *etcd_http_post(struct etcd_http *, const char *path,
 	    const char *body, int stream, etcd_http_cb, void *arg);
+/* One POST waiting at most timeout_ms, answer ignored (at exit only). */
+void	etcd_http_post_blocking(struct etcd_http *, const char *path,
+	    const char *body, unsigned timeout_ms);
 /* Cancel a request without calling back (NULL: nothing). */
 void	etcd_http_cancel(struct etcd_req *);
 /* The member requests go to now (for messages). */
 const char *etcd_http_member(const struct etcd_http *);
+/* This host's address on its last answered request ("" if none yet). */
+const char *etcd_http_local_ip(const struct etcd_http *);
 /* Move to the next member (a stream that went quiet, say). */
 void	etcd_http_next(struct etcd_http *);
 

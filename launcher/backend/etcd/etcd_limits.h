@@ -10,7 +10,7 @@
 #define ETCD_JSON_DEPTH		16	/* nesting of an answer */
 #define ETCD_KVS_MAX		4096	/* key-values in one answer */
 #define ETCD_KEY_MAX		512	/* one key, decoded bytes */
-#define ETCD_VALUE_MAX		(16 * 1024)	/* one value, decoded bytes */
+#define ETCD_VALUE_MAX		(64 * 1024)	/* one value, decoded bytes */
 #define ETCD_MSG_MAX		256	/* an error message kept */
 #define ETCD_TOKEN_MAX		512	/* an auth token */
 #define ETCD_ENDPOINTS_MAX	16	/* members in --rdzv-endpoint */
