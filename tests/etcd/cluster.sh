@@ -10,6 +10,8 @@
 #                                          ETCD_PID_<i>=pid
 #   sh tests/etcd/cluster.sh leader DIR    print the leader's member number
 #   sh tests/etcd/cluster.sh kill DIR I    SIGKILL member I (for tests)
+#   sh tests/etcd/cluster.sh stop DIR I    SIGSTOP it (a partition), cont:
+#                                          SIGCONT; restart: start it again
 #
 # "up" exits 77 (the test suite's "skip") with the reason on its last line
 # when etcd is not installed and cannot be, or does not become healthy.
@@ -61,6 +63,26 @@ healthy() {
 		endpoint health >/dev/null 2>&1
 }
 
+# Start member I of the cluster in DIR (again, after a kill: same data)
+# and record its pid in DIR/cluster.env.
+start_member() {
+	. "$1/cluster.env"
+	c=$((ETCD_BASE + $2 - 1)) p=$((ETCD_BASE + 999 + $2))
+	# etcd reads ETCD_* variables as flags: start it with none.
+	env $(env | sed -n 's/^\(ETCD[A-Z0-9_]*\)=.*/-u \1/p') \
+	setsid etcd --name "m$2" --data-dir "$1/m$2.data" \
+		--listen-client-urls "http://127.0.0.1:$c" \
+		--advertise-client-urls "http://127.0.0.1:$c" \
+		--listen-peer-urls "http://127.0.0.1:$p" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$p" \
+		--initial-cluster "$ETCD_PEERS" --initial-cluster-state new \
+		--initial-cluster-token "cgrun-test-$ETCD_BASE" \
+		--heartbeat-interval $((ETCD_EL / 5)) --election-timeout "$ETCD_EL" \
+		</dev/null >>"$1/m$2.log" 2>&1 &
+	sed -i "/^ETCD_MEMBER_$2=/d" "$1/cluster.env"
+	echo "ETCD_MEMBER_$2=127.0.0.1:$c ETCD_PID_$2=$!" >> "$1/cluster.env"
+}
+
 up() {
 	dir=$1 n=$2
 	case $n in '' | *[!0-9]*) die "N must be a number";; esac
@@ -70,31 +92,21 @@ up() {
 	base=$(pick_base "$n") || skip "no free ports for $n etcd members"
 	el=${CGRUN_ETCD_ELECTION_MS:-300}
 	peers= eps= i=1
+	rm -f "$dir"/m*.log
 	while [ "$i" -le "$n" ]; do
 		peers="$peers${peers:+,}m$i=http://127.0.0.1:$((base + 999 + i))"
 		eps="$eps${eps:+,}127.0.0.1:$((base + i - 1))"
 		i=$((i + 1))
 	done
-	: > "$dir/cluster.env.tmp"
+	{
+		echo "ETCD_BASE=$base ETCD_EL=$el ETCD_PEERS=$peers"
+		echo "ETCD_ENDPOINTS=$eps ETCD_NMEMBERS=$n"
+	} > "$dir/cluster.env"
 	i=1
 	while [ "$i" -le "$n" ]; do
-		c=$((base + i - 1)) p=$((base + 999 + i))
-		# etcd reads ETCD_* variables as flags: start it with none.
-		env -u ETCD_ENDPOINTS $(env | sed -n 's/^\(ETCD[A-Z0-9_]*\)=.*/-u \1/p') \
-		setsid etcd --name "m$i" --data-dir "$dir/m$i.data" \
-			--listen-client-urls "http://127.0.0.1:$c" \
-			--advertise-client-urls "http://127.0.0.1:$c" \
-			--listen-peer-urls "http://127.0.0.1:$p" \
-			--initial-advertise-peer-urls "http://127.0.0.1:$p" \
-			--initial-cluster "$peers" --initial-cluster-state new \
-			--initial-cluster-token "cgrun-test-$base" \
-			--heartbeat-interval $((el / 5)) --election-timeout "$el" \
-			</dev/null >"$dir/m$i.log" 2>&1 &
-		echo "ETCD_MEMBER_$i=127.0.0.1:$c ETCD_PID_$i=$!" >> "$dir/cluster.env.tmp"
+		start_member "$dir" "$i"
 		i=$((i + 1))
 	done
-	echo "ETCD_ENDPOINTS=$eps ETCD_NMEMBERS=$n" >> "$dir/cluster.env.tmp"
-	mv "$dir/cluster.env.tmp" "$dir/cluster.env"
 	t=0
 	until healthy "$eps"; do
 		t=$((t + 1))
@@ -123,13 +135,19 @@ leader() {
 	return 1
 }
 
-# SIGKILL member I (only if that pid is still an etcd).
-kill_member() {
+# Send SIG to member I (only if that pid is still an etcd); KILL waits
+# until it is gone.
+signal_member() {
 	. "$1/cluster.env"
 	eval "p=\${ETCD_PID_$2:-}"
 	[ -n "$p" ] || die "no member $2"
-	[ "$(ps -o comm= -p "$p" 2>/dev/null)" = etcd ] && kill -KILL "$p"
-	return 0
+	[ "$(ps -o comm= -p "$p" 2>/dev/null)" = etcd ] || return 0
+	kill "-$3" "$p"
+	[ "$3" = KILL ] || return 0
+	while [ "$(ps -o stat= -p "$p" 2>/dev/null | cut -c1)" != "" ] &&
+	      [ "$(ps -o stat= -p "$p" | cut -c1)" != Z ]; do
+		sleep 0.05
+	done
 }
 
 # Stop every member (TERM, then KILL after 5 s) and remove the data.
@@ -141,6 +159,7 @@ down() {
 	while [ "$i" -le "$ETCD_NMEMBERS" ]; do
 		eval "p=\$ETCD_PID_$i"
 		if [ "$(ps -o comm= -p "$p" 2>/dev/null)" = etcd ]; then
+			kill -CONT "$p" 2>/dev/null || true
 			kill -TERM "$p" 2>/dev/null || true
 			t=0
 			while [ "$(ps -o stat= -p "$p" 2>/dev/null | cut -c1)" != "" ] &&
@@ -159,6 +178,9 @@ case ${1:-} in
 up) [ $# -ge 2 ] || die "usage: $0 up DIR [N]"; up "$2" "${3:-3}";;
 down) [ $# = 2 ] || die "usage: $0 down DIR"; down "$2";;
 leader) [ $# = 2 ] || die "usage: $0 leader DIR"; leader "$2";;
-kill) [ $# = 3 ] || die "usage: $0 kill DIR I"; kill_member "$2" "$3";;
-*) die "usage: $0 up DIR [N] | down DIR | leader DIR | kill DIR I";;
+kill) [ $# = 3 ] || die "usage: $0 kill DIR I"; signal_member "$2" "$3" KILL;;
+stop) [ $# = 3 ] || die "usage: $0 stop DIR I"; signal_member "$2" "$3" STOP;;
+cont) [ $# = 3 ] || die "usage: $0 cont DIR I"; signal_member "$2" "$3" CONT;;
+restart) [ $# = 3 ] || die "usage: $0 restart DIR I"; start_member "$2" "$3";;
+*) die "usage: $0 up DIR [N] | down DIR | leader DIR | kill|stop|cont|restart DIR I";;
 esac

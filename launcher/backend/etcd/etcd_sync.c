@@ -42,6 +42,7 @@ struct etcd_sync {
 	void		*done_arg;
 	int		 closing;
 	int64_t		 state_rev;
+	char		 ka_why[400];	/* why the last keep-alive failed */
 };
 
 static void sync_read(struct etcd_sync *);
@@ -226,6 +227,20 @@ etcd_sync_put_node(struct etcd_sync *s, const struct er_node *n)
 	sync_put(s);
 }
 
+/* No keep-alive answered for the lease's TTL: this node is lost. */
+static void
+sync_ka_check(struct etcd_sync *s)
+{
+	char msg[sizeof(s->ka_why) + 160];
+
+	if (ms_since(&s->last_ok) <= (int64_t)s->ttl_s * 1000)
+		return;
+	snprintf(msg, sizeof(msg), "lost the etcd cluster: no keep-alive "
+	    "answered for %u s (keep_alive_interval x keep_alive_max_attempt)"
+	    "%s%s", s->ttl_s, s->ka_why[0] ? ": " : "", s->ka_why);
+	sync_lost(s, msg);
+}
+
 /* A keep-alive answered. */
 static void
 sync_ka_cb(void *arg, const struct etcd_reply *r, const char *why)
@@ -244,13 +259,8 @@ sync_ka_cb(void *arg, const struct etcd_reply *r, const char *why)
 		sync_lost(s, msg);
 		return;
 	}
-	if (ms_since(&s->last_ok) > (int64_t)s->ttl_s * 1000) {
-		snprintf(msg, sizeof(msg), "lost the etcd cluster: no "
-		    "keep-alive answered for %u s (keep_alive_interval x "
-		    "keep_alive_max_attempt): %s", s->ttl_s, r ? r->message :
-		    why);
-		sync_lost(s, msg);
-	}
+	snprintf(s->ka_why, sizeof(s->ka_why), "%s", r ? r->message : why);
+	sync_ka_check(s);
 }
 
 /* Every keep_alive_interval: refresh the lease, retry a failed put,
@@ -261,6 +271,9 @@ sync_tick(evutil_socket_t fd, short what, void *arg)
 	struct etcd_sync *s = arg;
 
 	if (s->closing || s->lost)
+		return;
+	sync_ka_check(s);
+	if (s->lost)
 		return;
 	etcd_lease_keepalive(s->h, s->lease, sync_ka_cb, s);
 	sync_put(s);
@@ -446,6 +459,10 @@ etcd_sync_close(struct etcd_sync *s, void (*done)(void *), void *arg)
 	etcd_http_cancel(s->watch);
 	s->watch = NULL;
 	evtimer_add(s->close_timer, &tv);
+	if (s->lost) {		/* etcd is out of reach: nothing to clean */
+		event_active(s->close_timer, EV_TIMEOUT, 0);
+		return;
+	}
 	if (s->lease == 0 || etcd_lease_revoke(s->h, s->lease,
 	    sync_close_revoke_cb, s) == NULL)
 		sync_close_revoke_cb(s, NULL, "no lease");
@@ -529,7 +546,7 @@ etcd_sync_free(struct etcd_sync *s)
 
 	if (s == NULL)
 		return;
-	if (s->h != NULL && s->lease != 0) {
+	if (s->h != NULL && s->lease != 0 && !s->lost) {
 		snprintf(body, sizeof(body), "{\"ID\":\"%" PRId64 "\"}",
 		    s->lease);
 		etcd_http_post_blocking(s->h, "/v3/lease/revoke", body, 1000);
