@@ -166,8 +166,9 @@ static void
 http_auth_cb(void *arg, const struct etcd_reply *r, const char *why)
 {
 	struct etcd_http *h = arg;
+	struct etcd_reply refused;
 	struct etcd_req *q;
-	char msg[ETCD_MSG_MAX + 128];
+	char msg[ETCD_MSG_MAX];
 
 	h->authing = 0;
 	if (r != NULL && r->code == 0 && r->token[0] != '\0') {
@@ -175,12 +176,17 @@ http_auth_cb(void *arg, const struct etcd_reply *r, const char *why)
 		event_active(h->pause, EV_TIMEOUT, 0);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "etcd refused user %s: %s", h->conf.user,
-	    r != NULL ? (r->code ? r->message : "no token in the answer") :
-	    why);
+	snprintf(msg, sizeof(msg), "etcd refused user %.64s: %.*s",
+	    h->conf.user, (int)sizeof(msg) - 96, r != NULL ? (r->code ?
+	    r->message : "no token in the answer") : why);
+	/* etcd said no: an answer (final); no member answered: a failure */
+	memset(&refused, 0, sizeof(refused));
+	refused.code = r != NULL && r->code != 0 ? r->code : 16;
+	snprintf(refused.message, sizeof(refused.message), "%s", msg);
 	TAILQ_FOREACH(q, &h->reqs, entry)
 		if (q->held && !q->dead && !q->is_auth)
-			req_deliver(q, NULL, msg);
+			req_deliver(q, r != NULL && !q->stream ? &refused :
+			    NULL, msg);
 }
 
 /* Ask etcd for a token (requests wait, held, until it comes). */

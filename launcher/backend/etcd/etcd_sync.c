@@ -69,6 +69,24 @@ sync_lost(struct etcd_sync *s, const char *why)
 	s->cb.lost(s->cb.arg, why);
 }
 
+/* An error answer that no retry changes (a refusal: auth, permission,
+ * bad request) ends this node's part: 1 if r was one. */
+static int
+sync_refused(struct etcd_sync *s, const struct etcd_reply *r,
+    const char *what)
+{
+	char msg[ETCD_MSG_MAX + 256];
+
+	if (r == NULL || r->code == 0 || r->code == 14 || r->code == 4)
+		return 0;
+	snprintf(msg, sizeof(msg), "etcd refused %s: %s%s", what, r->message,
+	    strstr(r->message, "user name is empty") ? " (etcd has "
+	    "authentication enabled: give --rdzv-conf user=NAME,"
+	    "password_file=FILE)" : "");
+	sync_lost(s, msg);
+	return 1;
+}
+
 /* One key of the snapshot into the view; bad values are skipped. */
 static void
 sync_kv(struct etcd_sync *s, const struct etcd_kv *kv)
@@ -147,7 +165,7 @@ sync_read_cb(void *arg, const struct etcd_reply *r, const char *why)
 	size_t i;
 
 	s->reading = 0;
-	if (s->closing)
+	if (s->closing || sync_refused(s, r, "reading the run's keys"))
 		return;
 	if (r == NULL || r->code != 0) {
 		log_warnx("etcd: reading %s failed: %s", s->prefix, r ?
@@ -196,6 +214,8 @@ sync_put_cb(void *arg, const struct etcd_reply *r, const char *why)
 {
 	struct etcd_sync *s = arg;
 
+	if (sync_refused(s, r, "this node's key"))
+		return;
 	if (r == NULL || r->code != 0) {
 		log_warnx("etcd: putting %s failed: %s; again at the next "
 		    "keep-alive", s->my_key, r ? r->message : why);
@@ -301,10 +321,8 @@ sync_grant_cb(void *arg, const struct etcd_reply *r, const char *why)
 	snprintf(msg, sizeof(msg), "cannot reach the etcd cluster within "
 	    "read_timeout (%u s): %s", s->read_ms / 1000, r ? r->message :
 	    why);
-	if (r != NULL && r->code != 0 && r->code != 14 && r->code != 4) {
-		sync_lost(s, msg);	/* refused (auth...): no retry */
+	if (sync_refused(s, r, "this node's lease"))
 		return;
-	}
 	if (ms_since(&s->start) > (int64_t)s->read_ms) {
 		sync_lost(s, msg);
 		return;
@@ -337,6 +355,8 @@ sync_write_cb(void *arg, const struct etcd_reply *r, const char *why)
 	struct etcd_sync *s = arg;
 
 	s->writing = 0;
+	if (sync_refused(s, r, "the run's state key"))
+		return;
 	if (r == NULL || r->code != 0)
 		log_warnx("etcd: writing %sstate failed: %s", s->prefix,
 		    r ? r->message : why);
