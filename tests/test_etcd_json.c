@@ -56,6 +56,12 @@ START_TEST(txn_and_lease)
 	ck_assert_uint_eq(r.nkvs, 1);
 	ck_assert_str_eq(r.kvs[0].value, "");
 	etcd_reply_clear(&r);
+	/* a response without kvs before the one with them (fuzz finding) */
+	ck_assert_int_eq(parse("{\"responses\":[{\"response_range\":{\"kv'\":"
+	    "[]}},{\"response_put\":{}},{\"response_range\":{\"kvs\":[{"
+	    "\"key\":\"YQ==\"}]}}]}", &r, &why), ETCD_JSON_OK);
+	ck_assert_uint_eq(r.nkvs, 1);
+	etcd_reply_clear(&r);
 	ck_assert_int_eq(parse("{\"result\":{\"header\":{\"revision\":\"3\"},"
 	    "\"ID\":\"6524205218050440202\",\"TTL\":\"5\"}}\n", &r, &why),
 	    ETCD_JSON_OK);

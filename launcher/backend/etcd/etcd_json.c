@@ -178,7 +178,7 @@ kvs_parse(json_object *a, int events, struct etcd_reply *r, const char **why)
 static int
 reply_kvs(json_object *o, struct etcd_reply *r, const char **why)
 {
-	json_object *a, *resp;
+	json_object *a, *resp, *kvs;
 	size_t i;
 
 	if ((a = j_get(o, "kvs", json_type_array)) != NULL)
@@ -190,8 +190,9 @@ reply_kvs(json_object *o, struct etcd_reply *r, const char **why)
 	for (i = 0; i < json_object_array_length(a) && i < ETCD_KVS_MAX; i++) {
 		resp = j_get(json_object_array_get_idx(a, i), "response_range",
 		    json_type_object);
-		if (resp != NULL && (a = j_get(resp, "kvs", json_type_array)))
-			return kvs_parse(a, 0, r, why);
+		kvs = j_get(resp, "kvs", json_type_array);
+		if (kvs != NULL)
+			return kvs_parse(kvs, 0, r, why);
 	}
 	return 0;
 }
