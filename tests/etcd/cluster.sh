@@ -18,6 +18,9 @@
 # Client ports: the first free run of N ports from 24379 on (peer ports are
 # client + 1000), so several clusters can run side by side.  Elections:
 # CGRUN_ETCD_ELECTION_MS (default 300), heartbeat a fifth of it.
+# CGRUN_ETCD_TLS=1: clients must speak HTTPS with a client certificate
+# (etcd --client-cert-auth); DIR/tls/ holds ca.pem, client.pem and
+# client.key for them (made with openssl), ETCD_ENDPOINTS has https://.
 set -eu
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -42,6 +45,25 @@ ensure_etcd() {
 	command -v etcd >/dev/null || skip "etcd-server installed no etcd binary"
 }
 
+# A CA, a server certificate for 127.0.0.1 and a client certificate in
+# DIR/tls (openssl; nothing is left outside DIR).
+make_tls() {
+	t=$1/tls
+	mkdir -p "$t"
+	command -v openssl >/dev/null || skip "no openssl to make test certificates"
+	{
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=cgrun-test-ca \
+		-keyout "$t/ca.key" -out "$t/ca.pem" &&
+	for w in server client; do
+		openssl req -newkey rsa:2048 -nodes -subj "/CN=cgrun-$w" \
+			-keyout "$t/$w.key" -out "$t/$w.csr" &&
+		printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >"$t/$w.ext" &&
+		openssl x509 -req -in "$t/$w.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" \
+			-CAcreateserial -days 2 -extfile "$t/$w.ext" -out "$t/$w.pem" || return 1
+	done
+	} >/dev/null 2>&1 || skip "openssl cannot make test certificates"
+}
+
 # The first client port B such that B..B+N-1 and their peer ports are free.
 pick_base() {
 	b=24379
@@ -57,10 +79,18 @@ pick_base() {
 	return 1
 }
 
-# Is the whole cluster answering with a leader?
+# etcdctl's TLS flags for the cluster in DIR (none without TLS).
+ctl_tls() {
+	. "$1/cluster.env"
+	[ -z "$ETCD_TLS" ] || echo "--cacert $1/tls/ca.pem --cert" \
+		"$1/tls/client.pem --key $1/tls/client.key"
+}
+
+# Is the whole cluster in DIR answering with a leader?
 healthy() {
-	ETCDCTL_API=3 etcdctl --endpoints="$1" --command-timeout=1s \
-		endpoint health >/dev/null 2>&1
+	. "$1/cluster.env"
+	ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" --command-timeout=1s \
+		$(ctl_tls "$1") endpoint health >/dev/null 2>&1
 }
 
 # Start member I of the cluster in DIR (again, after a kill: same data)
@@ -68,17 +98,21 @@ healthy() {
 start_member() {
 	. "$1/cluster.env"
 	c=$((ETCD_BASE + $2 - 1)) p=$((ETCD_BASE + 999 + $2))
+	tlsargs=
+	[ -n "$ETCD_TLS" ] && tlsargs="--cert-file $1/tls/server.pem
+		--key-file $1/tls/server.key --trusted-ca-file $1/tls/ca.pem
+		--client-cert-auth"
 	# etcd reads ETCD_* variables as flags: start it with none.
 	env $(env | sed -n 's/^\(ETCD[A-Z0-9_]*\)=.*/-u \1/p') \
 	setsid etcd --name "m$2" --data-dir "$1/m$2.data" \
-		--listen-client-urls "http://127.0.0.1:$c" \
-		--advertise-client-urls "http://127.0.0.1:$c" \
+		--listen-client-urls "$ETCD_SCHEME://127.0.0.1:$c" \
+		--advertise-client-urls "$ETCD_SCHEME://127.0.0.1:$c" \
 		--listen-peer-urls "http://127.0.0.1:$p" \
 		--initial-advertise-peer-urls "http://127.0.0.1:$p" \
 		--initial-cluster "$ETCD_PEERS" --initial-cluster-state new \
 		--initial-cluster-token "cgrun-test-$ETCD_BASE" \
 		--heartbeat-interval $((ETCD_EL / 5)) --election-timeout "$ETCD_EL" \
-		</dev/null >>"$1/m$2.log" 2>&1 &
+		$tlsargs </dev/null >>"$1/m$2.log" 2>&1 &
 	sed -i "/^ETCD_MEMBER_$2=/d" "$1/cluster.env"
 	echo "ETCD_MEMBER_$2=127.0.0.1:$c ETCD_PID_$2=$!" >> "$1/cluster.env"
 }
@@ -91,15 +125,20 @@ up() {
 	[ ! -e "$dir/cluster.env" ] || die "$dir holds a cluster: run down first"
 	base=$(pick_base "$n") || skip "no free ports for $n etcd members"
 	el=${CGRUN_ETCD_ELECTION_MS:-300}
+	scheme=http tls=
+	if [ -n "${CGRUN_ETCD_TLS:-}" ]; then
+		make_tls "$dir"
+		scheme=https tls=1
+	fi
 	peers= eps= i=1
 	rm -f "$dir"/m*.log
 	while [ "$i" -le "$n" ]; do
 		peers="$peers${peers:+,}m$i=http://127.0.0.1:$((base + 999 + i))"
-		eps="$eps${eps:+,}127.0.0.1:$((base + i - 1))"
+		eps="$eps${eps:+,}$scheme://127.0.0.1:$((base + i - 1))"
 		i=$((i + 1))
 	done
 	{
-		echo "ETCD_BASE=$base ETCD_EL=$el ETCD_PEERS=$peers"
+		echo "ETCD_BASE=$base ETCD_EL=$el ETCD_PEERS=$peers ETCD_SCHEME=$scheme ETCD_TLS=$tls"
 		echo "ETCD_ENDPOINTS=$eps ETCD_NMEMBERS=$n"
 	} > "$dir/cluster.env"
 	i=1
@@ -108,7 +147,7 @@ up() {
 		i=$((i + 1))
 	done
 	t=0
-	until healthy "$eps"; do
+	until healthy "$dir"; do
 		t=$((t + 1))
 		if [ "$t" -gt 150 ]; then
 			down "$dir"
@@ -125,8 +164,9 @@ leader() {
 	i=1
 	while [ "$i" -le "$ETCD_NMEMBERS" ]; do
 		eval "m=\$ETCD_MEMBER_$i"
-		f=$(ETCDCTL_API=3 etcdctl --endpoints="$m" --command-timeout=1s \
-		    endpoint status -w fields 2>/dev/null) || f=
+		f=$(ETCDCTL_API=3 etcdctl --endpoints="$ETCD_SCHEME://$m" \
+		    --command-timeout=1s $(ctl_tls "$1") endpoint status \
+		    -w fields 2>/dev/null) || f=
 		id=$(echo "$f" | sed -n 's/^"MemberID" : //p')
 		ld=$(echo "$f" | sed -n 's/^"Leader" : //p')
 		[ -n "$id" ] && [ "$id" = "$ld" ] && { echo "$i"; return 0; }

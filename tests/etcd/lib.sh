@@ -40,7 +40,9 @@ etcd_leader() {
 
 # etcd_keys RUN_ID: the keys cgrun holds for a run (empty once it ended).
 etcd_keys() {
-	$ETCDCTL --endpoints="$ETCD_ENDPOINTS" get --prefix --keys-only \
+	tls=
+	[ -z "$ETCD_TLS" ] || tls="--cacert $ECL/tls/ca.pem --cert $ECL/tls/client.pem --key $ECL/tls/client.key"
+	$ETCDCTL --endpoints="$ETCD_ENDPOINTS" $tls get --prefix --keys-only \
 		"/cgrun/v1/$1/" | grep . || true
 }
 

@@ -500,6 +500,7 @@ static int
 sync_http_conf(struct etcd_http_conf *hc, const struct etcd_conf *c,
     const char *endpoints, char *err, size_t errlen)
 {
+	char hostport[ETCD_URL_MAX];
 	int i;
 
 	memset(hc, 0, sizeof(*hc));
@@ -507,9 +508,12 @@ sync_http_conf(struct etcd_http_conf *hc, const struct etcd_conf *c,
 		return -1;
 	for (i = 0; c->https && i < hc->nurls; i++)
 		if (strncmp(hc->urls[i], "http://", 7) == 0 &&
-		    strstr(endpoints, hc->urls[i]) == NULL)
-			snprintf(hc->urls[i], sizeof(hc->urls[i]), "https://%s",
+		    strstr(endpoints, hc->urls[i]) == NULL) {
+			snprintf(hostport, sizeof(hostport), "%s",
 			    hc->urls[i] + 7);
+			snprintf(hc->urls[i], sizeof(hc->urls[i]), "https://%.*s",
+			    (int)sizeof(hostport) - 9, hostport);
+		}
 	hc->cacert = c->cacert[0] ? c->cacert : NULL;
 	hc->cert = c->cert[0] ? c->cert : NULL;
 	hc->key = c->key[0] ? c->key : NULL;
