@@ -7,7 +7,8 @@
  * Cases: put/range/txn on revisions, leases (grant, keep-alive, revoke:
  * the key goes), a watch sees a put and a delete, failover past a dead
  * member, every member dead (a bounded, named failure), a member that is
- * not etcd, an oversized value, and SIGKILL of the leader between requests.
+ * not etcd, a watch from a revision compacted away, an answer over the
+ * size bound, and SIGKILL of the leader between requests.
  */
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -311,6 +312,91 @@ START_TEST(leader_killed_between_requests)
 }
 END_TEST
 
+START_TEST(watch_compacted_away)
+{
+	struct etcd_http *h = client(endpoints, 3000);
+	struct res p = { 0 }, c = { 0 }, w = { 0 };
+	char body[64];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		etcd_put(h, "/t/compact/k", "v", 0, rec_cb, &p);
+		ck_assert_int_eq(wait_for(&p, i + 1, 10), 0);
+	}
+	snprintf(body, sizeof(body), "{\"revision\":\"%lld\"}",
+	    (long long)p.r.revision);
+	etcd_http_post(h, "/v3/kv/compaction", body, 0, rec_cb, &c);
+	ck_assert_int_eq(wait_for(&c, 1, 10), 0);
+	ck_assert_int_eq(c.r.code, 0);
+	etcd_watch_prefix(h, "/t/compact/", 1, rec_cb, &w);
+	for (i = 1; i <= 3 && !w.r.canceled && !w.failed; i++)
+		wait_for(&w, i, 10);
+	ck_assert_int_eq(w.r.canceled, 1);
+	ck_assert(w.r.compact_revision > 1);
+	etcd_http_free(h);
+}
+END_TEST
+
+/* A server that answers every request with `size` bytes of JSON-ish
+ * text; its port, and its pid in *pid. */
+static int
+big_server(size_t size, pid_t *pid)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	listen(fd, 16);
+	getsockname(fd, (struct sockaddr *)&sa, &sl);
+	if ((*pid = fork()) == 0) {
+		static char chunk[65536];
+		char hdr[128], buf[4096];
+		size_t sent;
+		int c;
+
+		memset(chunk, ' ', sizeof(chunk));
+		for (;;) {
+			if ((c = accept(fd, NULL, NULL)) < 0 ||
+			    read(c, buf, sizeof(buf)) < 0)
+				_exit(1);
+			snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\n"
+			    "Content-Length: %zu\r\n\r\n{", size);
+			if (write(c, hdr, strlen(hdr)) < 0)
+				_exit(1);
+			for (sent = 1; sent < size; sent += sizeof(chunk))
+				if (write(c, chunk, size - sent < sizeof(chunk) ?
+				    size - sent : sizeof(chunk)) < 0)
+					break;
+			close(c);
+		}
+	}
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+START_TEST(oversized_answer)
+{
+	struct etcd_http *h;
+	struct res a = { 0 };
+	char eps[64];
+	pid_t pid;
+
+	snprintf(eps, sizeof(eps), "127.0.0.1:%d", big_server(3 << 20, &pid));
+	h = client(eps, 3000);
+	etcd_range_prefix(h, "/t/", rec_cb, &a);
+	ck_assert_int_eq(wait_for(&a, 1, 20), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_int_eq(a.failed, 1);
+	ck_assert_str_eq(a.why, "etcd answer longer than 1 MiB");
+	etcd_http_free(h);
+}
+END_TEST
+
 /* Stop the cluster when the program (not a forked case) ends. */
 static void
 cluster_down(void)
@@ -378,6 +464,8 @@ test_suite(void)
 		tcase_add_test(tc, failover_past_dead_member);
 		tcase_add_test(tc, all_members_dead);
 		tcase_add_test(tc, not_etcd);
+		tcase_add_test(tc, watch_compacted_away);
+		tcase_add_test(tc, oversized_answer);
 		tcase_add_test(tc, leader_killed_between_requests);
 	}
 	suite_add_tcase(s, tc);
