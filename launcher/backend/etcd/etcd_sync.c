@@ -33,6 +33,10 @@ struct etcd_sync {
 	struct event	*tick, *close_timer, *grant_retry;
 	struct etcd_req	*watch;
 	int64_t		 rev;		/* of the last snapshot */
+	int64_t		 snap_mod;	/* newest mod_revision in it */
+	int64_t		 watch_mod;	/* newest the watch reported */
+	int		 tick_read;	/* the read in flight is the tick's */
+	char		 watch_on[ETCD_URL_MAX];	/* the watch's member */
 	int		 reading, again, need_watch, writing, lost;
 	char		*node_json;	/* our node's value, NULL once put */
 	char		*node_last;	/* the value last put */
@@ -122,6 +126,7 @@ static void
 sync_watch_cb(void *arg, const struct etcd_reply *r, const char *why)
 {
 	struct etcd_sync *s = arg;
+	size_t i;
 
 	if (r == NULL || r->canceled || r->code != 0) {
 		if (r != NULL)		/* the stream is still open */
@@ -140,6 +145,9 @@ sync_watch_cb(void *arg, const struct etcd_reply *r, const char *why)
 		sync_read(s);
 		return;
 	}
+	for (i = 0; i < r->nkvs; i++)
+		if (r->kvs[i].mod_rev > s->watch_mod)
+			s->watch_mod = r->kvs[i].mod_rev;
 	if (r->nkvs > 0)
 		sync_read(s);
 }
@@ -151,10 +159,30 @@ sync_watch(struct etcd_sync *s)
 	if (s->closing || s->lost)
 		return;
 	s->need_watch = 0;
+	s->watch_mod = s->snap_mod;
+	snprintf(s->watch_on, sizeof(s->watch_on), "%s",
+	    etcd_http_member(s->h));
 	if (s->watch != NULL)
 		etcd_http_cancel(s->watch);
 	s->watch = etcd_watch_prefix(s->h, s->prefix, s->rev + 1,
 	    sync_watch_cb, s);
+}
+
+/* The keep-alive's read found a change the watch never reported: its
+ * member went quiet (stopped, partitioned); watch through the next one. */
+static void
+sync_quiet_watch(struct etcd_sync *s)
+{
+	int tick = s->tick_read;
+
+	s->tick_read = 0;
+	if (!tick || s->watch == NULL || s->snap_mod <= s->watch_mod)
+		return;
+	log_info("etcd: the watch on %s missed revision %" PRId64 "; watching "
+	    "through the next member", s->watch_on, s->snap_mod);
+	if (strcmp(s->watch_on, etcd_http_member(s->h)) == 0)
+		etcd_http_next(s->h);
+	s->need_watch = 1;
 }
 
 /* A snapshot arrived: build the view and hand it over. */
@@ -176,9 +204,14 @@ sync_read_cb(void *arg, const struct etcd_reply *r, const char *why)
 	s->view->nnodes = 0;
 	s->view->bad = NULL;
 	s->view->last_call_over = s->view->join_over = 0;
-	for (i = 0; i < r->nkvs; i++)
+	s->snap_mod = 0;
+	for (i = 0; i < r->nkvs; i++) {
 		sync_kv(s, &r->kvs[i]);
+		if (r->kvs[i].mod_rev > s->snap_mod)
+			s->snap_mod = r->kvs[i].mod_rev;
+	}
 	s->rev = r->revision;
+	sync_quiet_watch(s);
 	if (s->need_watch || s->watch == NULL)
 		sync_watch(s);
 	s->cb.view(s->cb.arg, s->view);
@@ -297,6 +330,8 @@ sync_tick(evutil_socket_t fd, short what, void *arg)
 		return;
 	etcd_lease_keepalive(s->h, s->lease, sync_ka_cb, s);
 	sync_put(s);
+	if (!s->reading)
+		s->tick_read = 1;
 	sync_read(s);
 }
 
