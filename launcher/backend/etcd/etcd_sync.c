@@ -25,7 +25,7 @@ struct etcd_sync {
 	struct event_base *base;
 	struct etcd_http *h;
 	struct etcd_sync_cb cb;
-	char		 prefix[ETCD_KEY_MAX / 2];
+	char		 prefix[ETCD_KEY_MAX - 128];	/* run id: at most 266 */
 	char		 my_key[ETCD_KEY_MAX];
 	uint32_t	 ka_ms, ttl_s, read_ms;
 	int64_t		 lease;
