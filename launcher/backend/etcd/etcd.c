@@ -499,6 +499,11 @@ etcd_new(struct event_base *base, const struct backend_config *cfg,
 
 	if (etcd_check_id(o->rdzv_id, err, errlen) == -1)
 		return NULL;
+	if (o->nnodes_max > ER_NODES_MAX) {
+		snprintf(err, errlen, "--rdzv-backend=etcd-v3: at most %d nodes "
+		    "(--nnodes)", ER_NODES_MAX);
+		return NULL;
+	}
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;

@@ -119,17 +119,19 @@ get_s(json_object *o, const char *k, char *dst, size_t len)
 	return 0;
 }
 
-/* One of names[0..n) by name; -1 if none. */
+/* A field naming a phase (st 0: er_phase_name) or a node state (st 1:
+ * er_st_name): its number, or -1. */
 static int
-get_enum(json_object *o, const char *k, const char *const *names, int n)
+get_name(json_object *o, const char *k, int st)
 {
 	char b[32];
-	int i;
+	int i, n = st ? ER__STS : ER__PHASES;
 
 	if (get_s(o, k, b, sizeof(b)) == -1)
 		return -1;
 	for (i = 0; i < n; i++)
-		if (strcmp(b, names[i]) == 0)
+		if (strcmp(b, st ? er_st_name((enum er_st)i) :
+		    er_phase_name((enum er_phase)i)) == 0)
 			return i;
 	return -1;
 }
@@ -186,8 +188,6 @@ int
 er_state_parse(const char *buf, size_t len, struct er_state *s,
     const char **why)
 {
-	static const char *const phases[] = { "joining", "running", "finished",
-	    "failed" };
 	json_object *o = parse_obj(buf, len, why);
 	uint32_t started = 0;
 	int p, bad;
@@ -195,7 +195,7 @@ er_state_parse(const char *buf, size_t len, struct er_state *s,
 	if (o == NULL)
 		return -1;
 	memset(s, 0, sizeof(*s));
-	p = get_enum(o, "phase", phases, ER__PHASES);
+	p = get_name(o, "phase", 0);
 	bad = p == -1 || get_u(o, "round", UINT32_MAX, &s->round) ||
 	    get_u(o, "restarts", UINT32_MAX, &s->restarts) ||
 	    get_u(o, "max_restarts", UINT32_MAX, &s->max_restarts) ||
@@ -224,14 +224,13 @@ int
 er_node_parse(const char *buf, size_t len, struct er_node *n,
     const char **why)
 {
-	static const char *const sts[] = { "wait", "done", "failed" };
 	json_object *o = parse_obj(buf, len, why);
 	int st, bad;
 
 	if (o == NULL)
 		return -1;
 	memset(n, 0, sizeof(*n));
-	st = get_enum(o, "st", sts, ER__STS);
+	st = get_name(o, "st", 1);
 	bad = st == -1 || get_s(o, "host", n->host, sizeof(n->host)) ||
 	    get_u(o, "nproc", 1u << 20, &n->nproc) ||
 	    get_s(o, "addr", n->addr, sizeof(n->addr)) ||
