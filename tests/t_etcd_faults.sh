@@ -7,7 +7,8 @@
 #    goes on alone in a new round, no restart spent;
 #  - losing quorum (two of three members killed) fails the job on every
 #    node with exit 75 and a message naming the keep-alive window, within
-#    that window plus a margin;
+#    that window plus a margin; a cluster without quorum from the start
+#    fails a new agent within read_timeout;
 #  - an unreachable endpoint and an endpoint that is not etcd fail with 75
 #    and a clear message within read_timeout.
 . "$CGRUN_TOP/tests/interop/lib.sh"
@@ -108,6 +109,18 @@ el=$(($(date +%s) - t0))
 [ "$el" -le 15 ] || { echo "FAIL: quorum loss took $el s to fail the job"; exit 1; }
 expect_in q2 "lost the etcd cluster: no keep-alive answered for 3 s"
 echo "ok: loss of quorum fails every node with 75 in $el s"
+
+# A cluster without quorum from the start (one member of three is left):
+# 75 within read_timeout (3 s) plus a margin, whatever etcd does with the
+# requests meanwhile.
+t0=$(date +%s)
+agent nq 127.0.0.2 --rdzv-id=noquorum --rdzv-conf="$ETCD_CONF,read_timeout=3" \
+	--nnodes=2 --nproc-per-node=1 --no-python "$T/w.sh"
+expect_exit nq 20 75
+el=$(($(date +%s) - t0))
+[ "$el" -le 6 ] || { echo "FAIL: no quorum at start took $el s"; cat "$T/nq.log"; exit 1; }
+expect_in nq "cannot reach the etcd cluster within read_timeout (3 s)"
+echo "ok: no quorum at start: 75 in $el s"
 
 # Nothing listens at the endpoint / the endpoint is not etcd: 75 within
 # read_timeout (2 s) plus a margin, with a clear message.

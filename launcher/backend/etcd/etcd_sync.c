@@ -29,8 +29,9 @@ struct etcd_sync {
 	char		 my_key[ETCD_KEY_MAX];
 	uint32_t	 ka_ms, ttl_s, read_ms;
 	int64_t		 lease;
-	struct timespec	 start, last_ok;	/* monotonic */
-	struct event	*tick, *close_timer, *grant_retry;
+	struct timespec	 last_ok;	/* monotonic: last keep-alive answered */
+	struct event	*tick, *close_timer, *grant_retry, *grant_deadline;
+	struct etcd_req	*grant;		/* the lease request in flight */
 	struct etcd_req	*watch;
 	int64_t		 rev;		/* of the last snapshot */
 	int64_t		 snap_mod;	/* newest mod_revision in it */
@@ -342,9 +343,10 @@ sync_grant_cb(void *arg, const struct etcd_reply *r, const char *why)
 	struct etcd_sync *s = arg;
 	struct timeval tv = { s->ka_ms / 1000, (s->ka_ms % 1000) * 1000 };
 	struct timeval again = { 0, 500000 };
-	char msg[600];
 
+	s->grant = NULL;
 	if (r != NULL && r->code == 0 && r->lease_id != 0) {
+		evtimer_del(s->grant_deadline);
 		s->lease = r->lease_id;
 		clock_gettime(CLOCK_MONOTONIC, &s->last_ok);
 		log_info("etcd: lease %" PRIx64 " ttl=%" PRId64 "s via %s",
@@ -353,17 +355,29 @@ sync_grant_cb(void *arg, const struct etcd_reply *r, const char *why)
 		sync_read(s);
 		return;
 	}
-	snprintf(msg, sizeof(msg), "cannot reach the etcd cluster within "
-	    "read_timeout (%u s): %s", s->read_ms / 1000, r ? r->message :
-	    why);
 	if (sync_refused(s, r, "this node's lease"))
 		return;
-	if (ms_since(&s->start) > (int64_t)s->read_ms) {
-		sync_lost(s, msg);
-		return;
-	}
-	log_info("etcd: no lease yet (%s); retrying", r ? r->message : why);
+	snprintf(s->ka_why, sizeof(s->ka_why), "%s", r ? r->message : why);
+	log_info("etcd: no lease yet (%s); retrying", s->ka_why);
 	evtimer_add(s->grant_retry, &again);
+}
+
+/* read_timeout passed without a lease: give up, whatever is in flight. */
+static void
+sync_grant_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct etcd_sync *s = arg;
+	char msg[sizeof(s->ka_why) + 96];
+
+	if (s->lease != 0)
+		return;
+	etcd_http_cancel(s->grant);
+	s->grant = NULL;
+	evtimer_del(s->grant_retry);
+	snprintf(msg, sizeof(msg), "cannot reach the etcd cluster within "
+	    "read_timeout (%u s): %s", s->read_ms / 1000, s->ka_why[0] ?
+	    s->ka_why : "no answer yet");
+	sync_lost(s, msg);
 }
 
 /* Ask for the lease. */
@@ -372,14 +386,16 @@ sync_grant(evutil_socket_t fd, short what, void *arg)
 {
 	struct etcd_sync *s = arg;
 
-	etcd_lease_grant(s->h, s->ttl_s, sync_grant_cb, s);
+	s->grant = etcd_lease_grant(s->h, s->ttl_s, sync_grant_cb, s);
 }
 
 /* Start: the lease first. */
 void
 etcd_sync_start(struct etcd_sync *s)
 {
-	clock_gettime(CLOCK_MONOTONIC, &s->start);
+	struct timeval tv = { s->read_ms / 1000, (s->read_ms % 1000) * 1000 };
+
+	evtimer_add(s->grant_deadline, &tv);
 	sync_grant(-1, 0, s);
 }
 
@@ -588,8 +604,9 @@ etcd_sync_new(struct event_base *base, const struct etcd_conf *c,
 	s->tick = event_new(base, -1, EV_PERSIST, sync_tick, s);
 	s->close_timer = evtimer_new(base, sync_closed, s);
 	s->grant_retry = evtimer_new(base, sync_grant, s);
+	s->grant_deadline = evtimer_new(base, sync_grant_deadline, s);
 	if (s->tick == NULL || s->close_timer == NULL ||
-	    s->grant_retry == NULL ||
+	    s->grant_retry == NULL || s->grant_deadline == NULL ||
 	    (s->h = etcd_http_new(base, &hc, err, errlen)) == NULL) {
 		etcd_sync_free(s);
 		return NULL;
@@ -617,6 +634,8 @@ etcd_sync_free(struct etcd_sync *s)
 		event_free(s->close_timer);
 	if (s->grant_retry)
 		event_free(s->grant_retry);
+	if (s->grant_deadline)
+		event_free(s->grant_deadline);
 	free(s->node_json);
 	free(s->node_last);
 	free(s->view);
