@@ -4,7 +4,8 @@
 #    while the job runs, changes nothing the user sees (exit 0, no
 #    restart, one round);
 #  - an elastic --nnodes=1:2 job survives SIGKILL of one agent: the other
-#    goes on alone in a new round, no restart spent;
+#    goes on alone in a new round, no restart spent; an agent frozen past
+#    its lease learns it is out when it thaws (75);
 #  - losing quorum (two of three members killed) fails the job on every
 #    node with exit 75 and a message naming the keep-alive window, within
 #    that window plus a margin; a cluster without quorum from the start
@@ -88,6 +89,21 @@ grep -q "GROUP_RANK=0 GROUP_WORLD_SIZE=1 .*RESTART_COUNT=0 " "$OUT/env.0.1.0" ||
 	{ echo "FAIL: the 1-node round: $(cat "$OUT/env.0.1.0" 2>&1)"; exit 1; }
 expect_in e2 "was lost"
 echo "ok: elastic job survives SIGKILL of one agent"
+
+# An agent frozen (SIGSTOP) past its lease: the other goes on alone; the
+# frozen one, thawed, finds its lease gone, stops its workers and exits 75.
+rm -f "$OUT"/env.*
+agent f2 127.0.0.2 --rdzv-id=frozen $ce
+agent f3 127.0.0.3 --rdzv-id=frozen $ce
+wait_count "$OUT/env.0.2.*" 2 30 "workers of the 2-node round"
+kill -STOP "$(agent_pid f3)"
+expect_exit f2 30 0
+kill -CONT "$(agent_pid f3)"
+expect_exit f3 30 75
+grep -q "lost the etcd cluster\|lease .* expired" "$T/f3.log" ||
+	{ echo "FAIL: f3 does not say it lost its lease:"; tail -n 5 "$T/f3.log"; exit 1; }
+tail -n 1 "$T/f3.log"
+echo "ok: an agent frozen past its lease is out; the job went on without it"
 
 # Loss of quorum mid-job: two members killed; every agent fails with 75
 # within the keep-alive window (3 s) plus a margin, saying why.
