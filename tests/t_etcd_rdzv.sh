@@ -3,7 +3,9 @@
 # then three rendezvous and run their workers with the torchrun
 # environment (group ranks by host, rank 0's job store); a worker crash
 # restarts the job on every node from one job-wide --max-restarts
-# (TORCHELASTIC_RESTART_COUNT agrees); with the budget spent the failing
+# (TORCHELASTIC_RESTART_COUNT agrees); an elastic job takes in a node
+# that joins while it runs (scale-up) and parks one beyond MAX as a spare;
+# with the budget spent the failing
 # node exits with its worker's status and the other with 75; "etcd" and
 # "etcd-v2" are the same backend (-v says cgrun speaks v3); and no key is
 # left in etcd once a job ended.
@@ -48,6 +50,40 @@ done
 expect_in b2 "cgrun speaks etcd's v3 API"
 [ -z "$(etcd_keys three)" ] || { echo "FAIL: keys left: $(etcd_keys three)"; exit 1; }
 echo "ok: three agents"
+
+# Spares and scale-up: --nnodes=1:2, a first agent runs alone after the
+# last call; a second joins the running job (a new round of 2, no restart
+# spent); a third finds the job full and waits as a spare; when the round
+# of 2 ends, every agent exits 0.
+rm -f "$OUT"/env.*
+cat >"$OUT/hook.sh" <<'EOS'
+if [ "$GROUP_WORLD_SIZE" = 1 ]; then
+	i=0
+	while [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	exit 1
+fi
+i=0
+while [ ! -f "$OUT/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+EOS
+ce="--nnodes=1:2 --nproc-per-node=1 --rdzv-id=elastic --max-restarts=0 --rdzv-conf=$ETCD_CONF --no-python $T/w.sh"
+agent s2 127.0.0.2 $ce
+wait_count "$OUT/env.0.1.*" 1 30 "the first agent's round of 1"
+agent s3 127.0.0.3 $ce
+wait_count "$OUT/env.0.2.*" 2 30 "the round of 2 after the second agent joined"
+agent s4 127.0.0.4 $ce
+i=0
+until grep -q "waits as a spare" "$T/s4.log"; do
+	[ $i -ge 100 ] && { echo "FAIL: s4 is not a spare:"; cat "$T/s4.log"; exit 1; }
+	sleep 0.1; i=$((i + 1))
+done
+touch "$OUT/go"
+for n in s2 s3 s4; do expect_exit $n 30 0; done
+grep -q "GROUP_RANK=1 GROUP_WORLD_SIZE=2 .*RESTART_COUNT=0 " "$OUT/env.0.2.1" ||
+	{ echo "FAIL: scale-up round: $(cat "$OUT/env.0.2.1")"; exit 1; }
+expect_in s2 "joined"
+[ -z "$(ls "$OUT"/env.*.3.* 2>/dev/null)" ] || { echo "FAIL: the spare ran workers"; exit 1; }
+rm -f "$OUT/go" "$OUT/hook.sh"
+echo "ok: scale-up into a running job, a spare beyond max"
 
 # A worker crash restarts the job on both nodes, one budget.
 rm -f "$OUT"/env.*
