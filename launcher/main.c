@@ -15,6 +15,7 @@
 #include "exitcodes.h"
 #include "log.h"
 #include "options.h"
+#include "output.h"
 #include "placement.h"
 #include "site.h"
 #include "worker_env.h"
@@ -78,9 +79,13 @@ std_fds(void)
 	int fd;
 
 	for (fd = 0; fd <= 2; fd++)
-		if (fcntl(fd, F_GETFD) == -1 &&
-		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
-			exit(CGRUN_EXIT_INTERNAL);
+		if (fcntl(fd, F_GETFD) == -1) {
+			if (open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) !=
+			    fd)
+				exit(CGRUN_EXIT_INTERNAL);
+			if (fd > 0)	/* worker output to it: said lost */
+				output_console_closed(fd);
+		}
 }
 
 /* Parse, plan, run the job, exit with its status. */

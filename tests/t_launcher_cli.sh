@@ -70,6 +70,7 @@ cat > fakepy <<'P'
 echo "py $*"
 P
 chmod +x fakepy
+touch train.py script.py notaprogram	# cgrun checks a script exists (issue 18)
 PYTHON_EXEC=$T/fakepy run --nproc-per-node=2 train.py --lr 1 --rank='${local_rank}' &&
 	grep -qx '\[rank1\]:py -u train.py --lr 1 --rank=1' out || fail "python command: $(cat out err)"
 PYTHON_EXEC=$T/fakepy run -m pkg.mod a && grep -qx '\[rank0\]:py -u -m pkg.mod a' out ||

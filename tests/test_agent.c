@@ -410,15 +410,17 @@ START_TEST(pipes_held)
 END_TEST
 
 /*
- * A grandchild in another session holds the pipe after the worker exited:
- * the worker is gone once the drain timeout (2 s) closes it, not later.
- * (The worker waits 0.3 s so the grandchild has left its process group
- * before the TERM sent to leftovers.)
+ * A grandchild in another session holds the pipe after the worker exited
+ * and ignores the TERM sent to leftovers (contain.c finds it outside the
+ * worker's group): the worker is gone once the drain timeout (2 s) closes
+ * the pipe, not later, and the leftover is then killed.  (The worker
+ * waits 0.3 s so the grandchild has set its TERM handler.)
  */
 START_TEST(drain_timeout)
 {
 	const char *args[] = { "cgrun", "--nproc-per-node=1", "--no-python",
-		"sh", "-c", "setsid sleep 6 & sleep 0.3; echo x", NULL };
+		"sh", "-c", "setsid sh -c \"trap '' TERM; sleep 6\" & "
+		"sleep 0.3; echo x", NULL };
 	double secs;
 
 	ck_assert_int_eq(run_agent(args, &secs), CGRUN_EXIT_OK);

@@ -111,6 +111,19 @@ START_TEST(endpoints)
 	    29400), -1);
 	ck_assert_int_eq(endpoint_parse("", h, sizeof(h), &port,
 	    29400), -1);
+	/* issue 18: what could never work is refused here */
+	ck_assert_int_eq(endpoint_parse("127.0.0.1:0", h, sizeof(h), &port,
+	    29400), -1);
+	ck_assert_int_eq(endpoint_parse("a:b:c", h, sizeof(h), &port,
+	    29400), -1);
+	ck_assert_int_eq(endpoint_parse("::1:32100", h, sizeof(h), &port,
+	    29400), -1);
+	ck_assert_int_eq(endpoint_parse("[head]:5", h, sizeof(h), &port,
+	    29400), -1);
+	ck_assert_int_eq(endpoint_parse("head:+5", h, sizeof(h), &port,
+	    29400), -1);
+	ck_assert_int_eq(endpoint_parse("::1", h, sizeof(h), &port,
+	    29400), 0);
 }
 END_TEST
 

@@ -82,6 +82,8 @@ struct c10d {
 	struct event		*keepalive;
 	struct event		*linger;	/* host: wait for peers */
 	struct timespec		 connect_deadline;
+	uint32_t		 connect_ms;	/* min(read, join timeout) */
+	int			 connect_warned;	/* said we retry */
 	struct timespec		 linger_deadline;
 	int			 had_round;	/* a ROUND came once */
 	struct timespec		 resume_deadline;
@@ -249,8 +251,9 @@ c10d_progress(struct c10d *c, const struct rdzv_msg *m)
 	c->shown_role = m->role;
 	if (m->role == RDZV_ROLE_SPARE) {
 		log_warnx("rendezvous %s round %u: %u/%u nodes running; this "
-		    "node waits as a spare", c->run_id, m->round, m->joined,
-		    m->max_nodes);
+		    "node waits as a spare (if that is another job using the "
+		    "same --rdzv-id, this one will not run: give each job its "
+		    "own id)", c->run_id, m->round, m->joined, m->max_nodes);
 		return;
 	}
 	if (m->last_call_ms != RDZV_NO_DEADLINE)
@@ -510,6 +513,32 @@ c10d_join(struct c10d *c)
 	c10d_resent(c);
 }
 
+/* " within N s (read_timeout)": how long connecting is tried. */
+static const char *
+c10d_timeout_text(const struct c10d *c)
+{
+	static char buf[96];
+
+	snprintf(buf, sizeof(buf), " within %.1f s (%s)",
+	    c->connect_ms / 1000.0, c->connect_ms == c->conf.read_ms ?
+	    "read_timeout" : "join_timeout");
+	return buf;
+}
+
+/* The first failed connection attempt: say that (and how long) we retry,
+ * once, so an unreachable endpoint is never silent. */
+static void
+c10d_connect_warn(struct c10d *c, short what)
+{
+	if (c->connect_warned++)
+		return;
+	log_warnx("rendezvous %s: cannot reach the endpoint %s:%d%s%s; "
+	    "retrying, giving up if not connected%s", c->run_id, c->host,
+	    c->port, (what & BEV_EVENT_ERROR) && errno ? ": " : "",
+	    (what & BEV_EVENT_ERROR) && errno ? strerror(errno) : "",
+	    c10d_timeout_text(c));
+}
+
 /* Connection events: connected, refused (retry), lost. */
 static void
 c10d_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -521,8 +550,13 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	if (what & BEV_EVENT_CONNECTED) {
 		log_info("c10d: connected to %s:%d", c->host, c->port);
+		bufferevent_set_timeouts(bev, NULL, NULL);
 		c10d_hello(c);
 		return;
+	}
+	if (what & BEV_EVENT_TIMEOUT) {	/* a connect that hangs (no RST) */
+		what |= BEV_EVENT_ERROR;
+		errno = ETIMEDOUT;
 	}
 	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
 		return;
@@ -537,6 +571,8 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		    "reconnecting for up to %u ms", c->run_id, c->host, c->port,
 		    c->conf.keepalive_ms * c->conf.keepalive_max);
 	}
+	if (c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline))
+		c10d_connect_warn(c, what);
 	if ((c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline)) ||
 	    (c10d_resuming(c) && !c10d_passed(&c->resume_deadline))) {
 		bufferevent_free(c->bev);
@@ -544,9 +580,10 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		evtimer_add(c->retry, &tv);
 		return;
 	}
-	snprintf(why, sizeof(why), "%s rendezvous endpoint %s:%d%s%s",
+	snprintf(why, sizeof(why), "%s rendezvous endpoint %s:%d%s%s%s",
 	    c->state == C_CONNECTING ? "cannot reach the" :
 	    "lost the connection to the", c->host, c->port,
+	    c->state == C_CONNECTING ? c10d_timeout_text(c) : "",
 	    (what & BEV_EVENT_ERROR) && errno ? ": " : "",
 	    (what & BEV_EVENT_ERROR) && errno ? strerror(errno) : "");
 	c10d_over(c, CGRUN_EXIT_RDZV, why);
@@ -582,6 +619,27 @@ c10d_sockopts(struct c10d *c, int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
 }
 
+/* A connect hanging (SYNs dropped) ends at the connect deadline: libevent
+ * applies the write timeout to a pending connect (cleared once up). */
+static void
+c10d_connect_timeout(struct c10d *c)
+{
+	struct timespec now;
+	struct timeval tv = { 0, C10D_RETRY_MS * 1000 };
+	long long ms;
+
+	if (c->state != C_CONNECTING)
+		return;	/* resuming: TCP_USER_TIMEOUT bounds it */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(c->connect_deadline.tv_sec - now.tv_sec) * 1000 +
+	    (c->connect_deadline.tv_nsec - now.tv_nsec) / 1000000;
+	if (ms > C10D_RETRY_MS) {
+		tv.tv_sec = (time_t)(ms / 1000);
+		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	}
+	bufferevent_set_timeouts(c->bev, NULL, &tv);
+}
+
 /* Start one connection attempt to the endpoint. */
 static void
 c10d_connect(struct c10d *c)
@@ -613,6 +671,7 @@ c10d_connect(struct c10d *c)
 	}
 	c10d_sockopts(c, fd);
 	c10d_link(c, L_CONNECTING);
+	c10d_connect_timeout(c);
 	bufferevent_setcb(c->bev, c10d_read_cb, NULL, c10d_event_cb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	if (bufferevent_socket_connect(c->bev, res->ai_addr,
@@ -629,7 +688,11 @@ c10d_start(struct backend *b, char *err, size_t errlen)
 
 	c->hosted = c10d_host_new(b->base, c->host, c->port, c->conf.is_host,
 	    c->key);
-	c->connect_deadline = c10d_after(c->conf.read_ms);
+	/* connecting is bounded by read_timeout, and by join_timeout too:
+	 * a join that cannot even connect cannot take longer than a join */
+	c->connect_ms = c->conf.read_ms < c->conf.join_ms ? c->conf.read_ms :
+	    c->conf.join_ms;
+	c->connect_deadline = c10d_after(c->connect_ms);
 	c10d_connect(c);
 	return 0;
 }
@@ -752,7 +815,8 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	}
 	if (endpoint_parse(o->rdzv_endpoint, c->host, sizeof(c->host),
 	    &c->port, C10D_DEFAULT_PORT) == -1) {
-		snprintf(err, errlen, "--rdzv-endpoint %s: expected HOST[:PORT]",
+		snprintf(err, errlen, "--rdzv-endpoint %s: expected HOST[:PORT] "
+		    "(IPv6: [ADDR]:PORT), the port a number in 1-65535",
 		    o->rdzv_endpoint ? o->rdzv_endpoint : "(none given)");
 		free(c);
 		return NULL;

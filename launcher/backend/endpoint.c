@@ -2,21 +2,46 @@
  * endpoint.c: --rdzv-endpoint parsers (endpoint.h).  Pure functions over
  * a string; fuzzed by tests/fuzz/fuzz_options.c.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "endpoint.h"
 
-/* Split "host", "host:port" or "[v6]:port"; 0, or -1. */
+/* Is s one to five decimal digits (torchrun's port syntax)? */
+static int
+endpoint_digits(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	return n > 0 && n <= 5 && s[n] == '\0';
+}
+
+/* Whether host (in brackets or with a ':') is an IPv6 address. */
+static int
+endpoint_is_v6(const char *host)
+{
+	struct in6_addr a;
+
+	return inet_pton(AF_INET6, host, &a) == 1;
+}
+
+/*
+ * Split "host", "host:port" or "[v6]:port"; 0, or -1.  The port, when
+ * given, is one to five digits in 1..65535 (port 0 would make every node
+ * pick its own); a host with a ':' must be an IPv6 address, so "a:b:c"
+ * and "::1:32100" (an IPv6 address with a port but no brackets) are
+ * refused here rather than failing to connect later.
+ */
 int
 endpoint_parse(const char *ep, char *host, size_t hostlen, int *port,
     int defport)
 {
 	const char *colon, *close;
-	char *end;
-	long p;
 	size_t n;
+	int v6 = ep != NULL && ep[0] == '[';
 
 	*port = defport;
 	if (ep == NULL || *ep == '\0')
@@ -39,22 +64,15 @@ endpoint_parse(const char *ep, char *host, size_t hostlen, int *port,
 		return -1;
 	memcpy(host, ep, n);
 	host[n] = '\0';
+	if ((v6 || strchr(host, ':') != NULL) && !endpoint_is_v6(host))
+		return -1;
 	if (colon != NULL) {
-		p = strtol(colon + 1, &end, 10);
-		if (colon[1] == '\0' || *end != '\0' || p < 0 || p > 65535)
+		if (!endpoint_digits(colon + 1) || atoi(colon + 1) < 1 ||
+		    atoi(colon + 1) > 65535)
 			return -1;
-		*port = (int)p;
+		*port = atoi(colon + 1);
 	}
 	return 0;
-}
-
-/* Is s one to five decimal digits (torchrun's port syntax)? */
-static int
-endpoint_digits(const char *s)
-{
-	size_t n = strspn(s, "0123456789");
-
-	return n > 0 && n <= 5 && s[n] == '\0';
 }
 
 /*

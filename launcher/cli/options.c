@@ -105,6 +105,8 @@ static const struct opt_def opt_table[] = {
 	  "node|socket|exclusive|core-complex", "bind each rank near its GPU" },
 	{ "signals-to-handle", 0, K_STR, 1, F(signals_to_handle), "SIG,...",
 	  "signals forwarded to the workers" },
+	{ "signal-group", 0, K_FLAG, 0, F(signal_group), NULL,
+	  "USR1/USR2 go to each worker's process group, not its main process" },
 	{ "shutdown-timeout", 0, K_DOUBLE, 1, F(shutdown_timeout), "SECONDS",
 	  "grace between TERM and KILL when stopping workers (default 30)" },
 	{ "virtual-local-rank", 0, K_FLAG, 1, F(virtual_local_rank), NULL,

@@ -72,6 +72,7 @@ struct cgrun_options {
 	/* cgrun's own */
 	char	*log_prefix;			/* template; NULL: default */
 	int	 verbose;
+	int	 signal_group;			/* USR1/USR2 to the whole group */
 	int	 dry_run;
 	int	 json;
 	char	*cpu_bind;

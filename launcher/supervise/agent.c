@@ -17,6 +17,10 @@
  *   logdir.c      --log-dir or a temporary base, attempt and rank dirs.
  *   output.c      a worker's stream as whole prefixed lines.
  *   spawn.c       fork and exec of one worker process.
+ *   contain.c     everything the workers start (a cgroup v2 per job and
+ *                 its guard, or the subreaper's descendants): stopped
+ *                 when an attempt's workers are gone (agent_kick_cb),
+ *                 before the next attempt (act_spawn), at the job's end.
  *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
  *   report.c      the failure report and the exit status it implies.
  *
@@ -51,10 +55,12 @@
 #include "agent.h"
 #include "attempt.h"
 #include "backend.h"
+#include "contain.h"
 #include "exitcodes.h"
 #include "log.h"
 #include "logdir.h"
 #include "options.h"
+#include "output.h"
 #include "report.h"
 #include "round.h"
 #include "spawn.h"
@@ -112,13 +118,16 @@ struct agent {
 	enum agent_state	 state;
 	struct round_info	 round;
 	struct attempt		*at;		/* the current attempt, or NULL */
+	struct contain		*contain;	/* all the job's processes */
 	struct event		*sigev[33];
 	int			 nsigev;
 	struct event		*chld, *grace, *killwait, *kick;
 	int			 stop_sig, fwd_sig, nsigint;
+	int			 last_sig;	/* the latest stop signal */
 	int			 hup_ignored;	/* started under nohup */
 	int			 exit_status;
 	int			 by_signal;	/* exited for a signal */
+	int			 ran;		/* an attempt was started */
 	char			 why[512];
 	int			 bk_status;
 	struct logdir		 logdir;
@@ -156,6 +165,7 @@ agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (!attempt_all_gone(a->at))
 		return;
+	contain_kill(a->contain);	/* what the workers left, gone too */
 	attempt_failures(a->at, &n);
 	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
 }
@@ -251,6 +261,7 @@ act_spawn(struct agent *a)
 	char err[512];
 
 	attempt_free(a->at);
+	contain_kill(a->contain);	/* nothing of the last attempt runs on */
 	memset(&c, 0, sizeof(c));
 	c.base = a->base;
 	c.opts = a->o;
@@ -260,10 +271,12 @@ act_spawn(struct agent *a)
 	c.logdir = &a->logdir;
 	c.nproc = a->nproc;
 	c.hup_ignored = a->hup_ignored;
+	c.contain = a->contain;
 	c.on_failed = agent_failed_cb;
 	c.on_all_gone = agent_all_gone_cb;
 	c.arg = a;
 	agent_enter(a, S_RUNNING);
+	a->ran = 1;
 	if ((a->at = attempt_new(&c)) == NULL)
 		snprintf(err, sizeof(err), "out of memory");
 	if (a->at == NULL || attempt_start(a->at, err, sizeof(err)) == -1) {
@@ -299,11 +312,15 @@ act_done(struct agent *a)
 	a->bk->ops->workers_done(a->bk);
 }
 
-/* RUNNING/STOPPING + signal: forward it, stop, exit afterwards. */
+/*
+ * RUNNING/STOPPING + signal: forward it, stop, exit afterwards.  Each
+ * signal is forwarded as itself (a HUP or QUIT during a TERM stop stays
+ * a HUP or QUIT); the exit status stays the first signal's.
+ */
 static void
 act_stop_signal(struct agent *a)
 {
-	agent_stop(a, S_STOP_SIGNAL, a->stop_sig);
+	agent_stop(a, S_STOP_SIGNAL, a->last_sig);
 }
 
 /* RUNNING + second INT: stop for the signal with KILL at once. */
@@ -329,11 +346,19 @@ act_abandon(struct agent *a)
 	event_active(a->kick, EV_TIMEOUT, 0);
 }
 
-/* RUNNING + USR1/USR2: forward (workers decide, e.g. checkpoint). */
+/*
+ * RUNNING + USR1/USR2: forward (workers decide, e.g. checkpoint) to each
+ * worker's main process, as torchrun does: its helpers (DataLoader
+ * workers) keep the default action, which would kill them; the whole
+ * group only with --signal-group.
+ */
 static void
 act_forward(struct agent *a)
 {
-	attempt_signal(a->at, a->fwd_sig);
+	if (a->o->signal_group)
+		attempt_signal(a->at, a->fwd_sig);
+	else
+		attempt_signal_main(a->at, a->fwd_sig);
 }
 
 /* RDZV/DONE + signal: nothing runs; exit. */
@@ -416,6 +441,26 @@ act_finished(struct agent *a)
 	agent_exit(a, CGRUN_EXIT_OK);
 }
 
+/*
+ * RDZV + finished: the job ended without this agent ever running a worker
+ * (it waited as a spare).  Never a success: a scheduler would record
+ * training that did not happen, e.g. when two runs share one --rdzv-id.
+ */
+static void
+act_finished_unused(struct agent *a)
+{
+	if (a->ran) {	/* between rounds of a job it took part in */
+		act_finished(a);
+		return;
+	}
+	a->bk_status = CGRUN_EXIT_RDZV;
+	snprintf(a->why, sizeof(a->why), "rendezvous %s finished without this "
+	    "node ever running a worker (it waited as a spare); if that was "
+	    "another job using the same id, give each job its own --rdzv-id",
+	    a->o->rdzv_id ? a->o->rdzv_id : "(none)");
+	agent_exit(a, CGRUN_EXIT_RDZV);
+}
+
 /* One cell: the action, and for act_ignore why the event is ignored. */
 struct agent_cell {
 	agent_action	 fn;
@@ -424,8 +469,9 @@ struct agent_cell {
 
 #define DO(f)		{ f, NULL }
 #define IGNORE(w)	{ act_ignore, w }
-/* RDZV and DONE: no workers; they differ only in what a restart does. */
-#define IDLE_ROW(restart) {						\
+/* RDZV and DONE: no workers; they differ in what a restart and the end
+ * of the job do. */
+#define IDLE_ROW(restart, finished) {					\
 	[E_ROUND] = DO(act_spawn),					\
 	[E_FAILED] = IGNORE("no workers running"),			\
 	[E_SUCCEEDED] = IGNORE("workers already gone"),			\
@@ -437,7 +483,7 @@ struct agent_cell {
 	[E_KILLWAIT] = IGNORE("not stopping"),				\
 	[E_BK_RESTART] = restart,					\
 	[E_BK_FAIL] = DO(act_exit_bkfail),				\
-	[E_BK_FINISHED] = DO(act_finished),				\
+	[E_BK_FINISHED] = DO(finished),					\
 }
 
 /* The four stopping states: they differ in what follows "all gone". */
@@ -462,7 +508,7 @@ struct agent_cell {
  * when nothing runs, else stop the workers for the signal).
  */
 static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
-	[S_RDZV] = IDLE_ROW(IGNORE("already rejoining")),
+	[S_RDZV] = IDLE_ROW(IGNORE("already rejoining"), act_finished_unused),
 	[S_RUNNING] = {
 		[E_ROUND] = IGNORE("no round was asked for"),
 		[E_FAILED] = DO(act_stop_failure),
@@ -482,7 +528,7 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 	[S_STOP_SIGNAL] = STOPPING_ROW(act_stopped_signal,
 	    act_stop_bkfail_signalled),
 	[S_STOP_BKFAIL] = STOPPING_ROW(act_stopped_bkfail, act_stop_bkfail),
-	[S_DONE] = IDLE_ROW(DO(act_rejoin)),
+	[S_DONE] = IDLE_ROW(DO(act_rejoin), act_finished),
 	[S_EXIT] = {
 		[0 ... E_NEVENTS - 1] = IGNORE("exiting"),
 	},
@@ -542,6 +588,7 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (a->stop_sig == 0)
 		a->stop_sig = sig;
+	a->last_sig = sig;
 	agent_event(a, E_SIGSTOP);
 }
 
@@ -693,6 +740,10 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 	if (gethostname(a->host, sizeof(a->host)) == -1)
 		snprintf(a->host, sizeof(a->host), "localhost");
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if ((a->contain = contain_new()) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	a->grace = evtimer_new(base, agent_grace_cb, a);
 	a->killwait = evtimer_new(base, agent_killwait_cb, a);
 	a->kick = event_new(base, -1, 0, agent_kick_cb, a);
@@ -702,8 +753,13 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 		goto fail;
 	}
 	*status = CGRUN_EXIT_INTERNAL;
-	if (spawn_cmd_build(&a->cmd, o, err, errlen) == -1 ||
-	    logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
+	if (spawn_cmd_build(&a->cmd, o, err, errlen) == -1)
+		goto fail;
+	/* a program that cannot run fails once, before any rank is spawned */
+	if ((*status = spawn_cmd_check(&a->cmd, o, err, errlen)) != 0)
+		goto fail;
+	*status = CGRUN_EXIT_INTERNAL;
+	if (logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
 		goto fail;
 	*status = CGRUN_EXIT_RDZV;
 	if (agent_open_store(a, err, errlen) == -1)
@@ -790,6 +846,8 @@ agent_run(struct agent *a)
 	/* Whatever is left in the workers' process groups (a background
 	 * child of a worker that exited 0) does not outlive the job. */
 	attempt_signal(a->at, SIGKILL);
+	contain_kill(a->contain);
+	output_report_losses();
 	agent_finish(a);
 	logdir_cleanup(&a->logdir);
 	return a->exit_status;
@@ -804,6 +862,7 @@ agent_free(struct agent *a)
 	if (a == NULL)
 		return;
 	attempt_free(a->at);
+	contain_free(a->contain);
 	if (a->bk != NULL)
 		a->bk->ops->free(a->bk);
 	if (a->store != NULL)

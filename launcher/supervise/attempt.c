@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "attempt.h"
+#include "contain.h"
 #include "log.h"
 #include "logdir.h"
 #include "options.h"
@@ -65,6 +66,7 @@ attempt_new(const struct attempt_conf *c)
 	at->job.plan = c->plan;
 	at->job.cmd = c->cmd;
 	at->job.hup_ignored = c->hup_ignored;
+	at->job.cgroup_procs = contain_procs(c->contain);
 	at->job.filter_out = at->job.filter_err = -1;
 	at->job.on_gone = attempt_gone_cb;
 	at->job.arg = at;
@@ -117,11 +119,13 @@ attempt_start(struct attempt *at, char *err, size_t errlen)
 		return -1;
 	}
 	attempt_open_filters(at, dir);
-	for (i = 0; i < at->nw; i++)
+	for (i = 0; i < at->nw; i++) {
 		if (worker_start(at->w[i], dir, err, errlen) == -1) {
 			attempt_skip_rest(at);
 			return -1;
 		}
+		contain_track(at->c.contain, worker_pid(at->w[i]));
+	}
 	log_info("workers started attempt=%d round=%u nproc=%d world_size=%d "
 	    "rank_base=%d master=%s:%d", ri->restart_count, ri->round, at->nw,
 	    ri->world_size, ri->rank_base, ri->master_addr, ri->master_port);
@@ -199,9 +203,12 @@ attempt_reaped(struct attempt *at, pid_t pid, int status)
 	worker_reaped(w, status);
 	if (status != 0)
 		attempt_record_failure(at, w);
-	/* leftovers (a background grandchild) hold the pipes open */
-	if (worker_state(w) == WORKER_EXITED && attempt_all_reaped(at))
+	/* leftovers (a background grandchild, also outside the group: a
+	 * setsid daemon) hold the pipes open; contain.c finds them */
+	if (worker_state(w) == WORKER_EXITED && attempt_all_reaped(at)) {
 		attempt_signal(at, SIGTERM);
+		contain_signal(at->c.contain, SIGTERM);
+	}
 	return 1;
 }
 
@@ -213,6 +220,16 @@ attempt_signal(struct attempt *at, int sig)
 
 	for (i = 0; at != NULL && i < at->nw; i++)
 		worker_signal(at->w[i], sig);
+}
+
+/* Send sig to every worker's main process (not its group). */
+void
+attempt_signal_main(struct attempt *at, int sig)
+{
+	int i;
+
+	for (i = 0; at != NULL && i < at->nw; i++)
+		worker_signal_main(at->w[i], sig);
 }
 
 /* Failures from now on happen after cgrun stopped the workers. */

@@ -29,6 +29,7 @@ struct attempt_conf {
 	const struct logdir		*logdir;
 	int				 nproc;
 	int				 hup_ignored;
+	struct contain			*contain;	/* contain.h, or NULL */
 	/* the first failure of the attempt (why: "rank 1 exit code 3") */
 	void	(*on_failed)(void *arg, const char *why);
 	/* every worker is gone (called once, maybe inside another call) */
@@ -50,6 +51,8 @@ void	attempt_free(struct attempt *);
 int	attempt_reaped(struct attempt *, pid_t, int status);
 /* Send sig to every worker's process group. */
 void	attempt_signal(struct attempt *, int sig);
+/* Send sig to every worker's main process only (USR1/USR2 default). */
+void	attempt_signal_main(struct attempt *, int sig);
 /* From now on failures are "after cgrun stopped it" in the report. */
 void	attempt_stopping(struct attempt *);
 /* Give up on workers not gone after SIGKILL; they count as gone. */

@@ -14,9 +14,12 @@
 
 #include <event2/event.h>
 
+#include "log.h"
 #include "output.h"
 
 #define OUTPUT_FILTERS_MAX	32	/* --duplicate-*-filters entries */
+#define OUTPUT_STUCK_MS		10000	/* wait for room in a full sink */
+#define OUTPUT_PIPE_CHUNK	4096	/* one pipe page: fits once POLLOUT */
 
 struct output {
 	struct event	*ev;
@@ -33,30 +36,119 @@ struct output {
 	char		 buf[OUTPUT_LINE_MAX + 1];	/* + room for a '\n' */
 };
 
-/* Write all of buf to fd; waits (bounded) while a pipe is full. */
+/*
+ * Worker output that could not be written, per sink: cgrun's stdout, its
+ * stderr, and log files.  The first loss of each is said at once (one
+ * line on stderr); output_report_losses() sums them up at the end.  The
+ * exit status stays the job's (cgrun.1, Output).
+ */
+static struct output_loss {
+	const char		*name;
+	unsigned long long	 bytes;
+	int			 err;		/* errno of the first loss */
+	int			 closed;	/* closed when cgrun started */
+	int			 stuck;		/* full for 10 s: do not wait */
+} output_losses[3] = { { "stdout", 0, 0, 0, 0 }, { "stderr", 0, 0, 0, 0 },
+	{ "a log file", 0, 0, 0, 0 } };
+
+/* The loss record of fd: 1 stdout, 2 stderr, any other a log file. */
+static struct output_loss *
+output_loss_of(int fd)
+{
+	return &output_losses[fd == 1 ? 0 : fd == 2 ? 1 : 2];
+}
+
+/* Why a sink loses output, for the lines below. */
+static const char *
+output_loss_why(const struct output_loss *l)
+{
+	if (l->closed)
+		return "it was closed when cgrun started";
+	return l->err == EAGAIN ? "it stayed full for 10 s" : strerror(l->err);
+}
+
+/* len bytes for fd are lost (err: why); the first loss is said once. */
+static void
+output_lost(int fd, int err, size_t len)
+{
+	struct output_loss *l = output_loss_of(fd);
+
+	if (l->bytes == 0 && l->err == 0) {
+		l->err = err;
+		log_warnx("worker output to %s is being lost: %s; later output "
+		    "to it may be lost too (the total is reported at the end)",
+		    l->name, output_loss_why(l));
+	}
+	l->bytes += len;
+}
+
+/* Console fd (1 or 2) was closed when cgrun started (now /dev/null). */
+void
+output_console_closed(int fd)
+{
+	output_loss_of(fd)->closed = 1;
+}
+
+/* At the end of the job: one line per sink that lost worker output. */
+void
+output_report_losses(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (output_losses[i].bytes > 0)
+			log_warnx("%llu bytes of worker output could not be "
+			    "written to %s: %s", output_losses[i].bytes,
+			    output_losses[i].name,
+			    output_loss_why(&output_losses[i]));
+}
+
+/*
+ * Write all of buf to fd; what cannot be written is counted and said
+ * (output_lost).  cgrun's console may be a blocking pipe whose reader
+ * stopped: a blocking write() there would stop the whole agent (signals,
+ * keep-alives), so each piece of at most OUTPUT_PIPE_CHUNK bytes is
+ * written only once poll() says there is room (a pipe page), waiting at
+ * most OUTPUT_STUCK_MS; a sink stuck that long is not waited for again
+ * until a write to it succeeds.
+ */
 void
 output_write_all(int fd, const void *buf, size_t len)
 {
+	struct output_loss *l = output_loss_of(fd);
 	const char *p = buf;
 	struct pollfd pfd;
 	ssize_t n;
+	int r;
 
+	if (fd <= 2 && l->closed) {
+		output_lost(fd, EBADF, len);
+		return;
+	}
 	while (len > 0) {
-		n = write(fd, p, len);
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if ((r = poll(&pfd, 1, l->stuck ? 0 : OUTPUT_STUCK_MS)) == -1 &&
+		    errno == EINTR)
+			continue;
+		if (r == 0) {
+			l->stuck = 1;
+			output_lost(fd, EAGAIN, len);
+			return;
+		}
+		n = write(fd, p, len < OUTPUT_PIPE_CHUNK ? len :
+		    OUTPUT_PIPE_CHUNK);
 		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
+			l->stuck = 0;
 			continue;
 		}
-		if (n == -1 && errno == EINTR)
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
 			continue;
-		if (n == -1 && errno == EAGAIN) {
-			pfd.fd = fd;
-			pfd.events = POLLOUT;
-			if (poll(&pfd, 1, 10000) > 0)
-				continue;
-		}
-		return;		/* EPIPE, closed console, or stuck 10 s */
+		/* EPIPE, closed console, disk full */
+		output_lost(fd, n == 0 ? EIO : errno, len);
+		return;
 	}
 }
 

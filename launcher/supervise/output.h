@@ -36,7 +36,12 @@ void	output_free(struct output *);
 /* Whether the stream reached EOF. */
 int	output_eof(const struct output *);
 
-/* Write all of buf to fd (a console or file), waiting if it is full. */
+/* Write all of buf to fd (a console or file), waiting if it is full;
+ * what cannot be written is counted, its first loss said on stderr. */
 void	output_write_all(int fd, const void *buf, size_t len);
+/* fd 1 or 2 was closed when cgrun started: output to it is lost. */
+void	output_console_closed(int fd);
+/* Say, once per sink, how much worker output was lost (job's end). */
+void	output_report_losses(void);
 
 #endif

@@ -133,6 +133,77 @@ nomem:
 	return -1;
 }
 
+/* 0 if path is a regular file this process may execute, else an errno
+ * as execve() would give it (ENOENT, ENOTDIR, EACCES). */
+static int
+spawn_runnable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) == -1)
+		return errno;
+	return S_ISREG(st.st_mode) && access(path, X_OK) == 0 ? 0 : EACCES;
+}
+
+/* spawn_runnable() of name as execvpe() finds it: a path, or on PATH. */
+static int
+spawn_runnable_on_path(const char *name)
+{
+	char buf[PATH_MAX], *path, *dir, *save = NULL;
+	const char *env = getenv("PATH");
+	int e = ENOENT;
+
+	if (strchr(name, '/') != NULL)
+		return spawn_runnable(name);
+	if ((path = strdup(env != NULL ? env : "/bin:/usr/bin")) == NULL)
+		return 0;	/* let exec decide */
+	for (dir = strtok_r(path, ":", &save); dir != NULL && e != 0;
+	    dir = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, sizeof(buf), "%s/%s", *dir ? dir : ".", name);
+		if (spawn_runnable(buf) == 0)
+			e = 0;
+	}
+	free(path);
+	return e;
+}
+
+/* The exit status of an exec errno: 127 not found, else 126 (as sh). */
+static int
+spawn_exec_status(int e)
+{
+	return e == ENOENT || e == ENOTDIR ? 127 : 126;
+}
+
+/*
+ * Whether the command can run at all, checked once before any worker is
+ * spawned (issue 18): the program itself, or the interpreter and the
+ * script it is given (not a module: -m names are python's to find).
+ * Returns 0, or 127 (not found) / 126 (found, cannot run) with err set.
+ */
+int
+spawn_cmd_check(const struct spawn_cmd *c, const struct cgrun_options *o,
+    char *err, size_t errlen)
+{
+	const char *prog = c->path ? c->path : c->argv[0], *script;
+	int e;
+
+	if ((e = spawn_runnable_on_path(prog)) != 0) {
+		snprintf(err, errlen, "could not execute %s%s: %s; no worker "
+		    "started", c->direct ? "" : "the interpreter (PYTHON_EXEC) ",
+		    prog, strerror(e));
+		return spawn_exec_status(e);
+	}
+	script = spawn_cmd_name(c);
+	if (c->direct || o->module || strchr(script, '$') != NULL)
+		return 0;	/* a ${local_rank} template: per rank */
+	if (access(script, R_OK) == 0)
+		return 0;
+	e = errno;
+	snprintf(err, errlen, "could not open the script %s: %s; no worker "
+	    "started", script, strerror(e));
+	return spawn_exec_status(e);
+}
+
 /* Free a command. */
 void
 spawn_cmd_free(struct spawn_cmd *c)
@@ -230,6 +301,21 @@ child_reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* In the child: move into the job's cgroup (contain.c), so whatever the
+ * worker starts stays in it; a failure is said, the worker still runs. */
+static void
+child_enter_cgroup(const char *procs)
+{
+	int fd;
+
+	if ((fd = open(procs, O_WRONLY | O_CLOEXEC)) == -1 ||
+	    write(fd, "0", 1) != 1)
+		dprintf(2, "cgrun: cannot enter the job's cgroup %s: %s\n",
+		    procs, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
 /* In the child: report errno through the exec pipe and exit 126/127. */
 static void __attribute__((noreturn))
 child_fail(int exec_wr, int err)
@@ -255,6 +341,8 @@ spawn_child(const struct spawn_req *r, char **argv, pid_t parent, int exec_wr)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(128 + SIGKILL);
+	if (r->cgroup_procs != NULL)	/* contain.c: before anything runs */
+		child_enter_cgroup(r->cgroup_procs);
 	if ((r->out_fd >= 0 && dup2(r->out_fd, 1) == -1) ||
 	    (r->err_fd >= 0 && dup2(r->err_fd, 2) == -1))
 		child_fail(exec_wr, errno);

@@ -25,6 +25,10 @@ struct spawn_cmd {
 /* Resolve the command from the options; 0, or -1 with err set. */
 int	spawn_cmd_build(struct spawn_cmd *, const struct cgrun_options *,
 	    char *err, size_t errlen);
+/* 0 if the command can run; else 127 (not found) or 126 (cannot run),
+ * with err naming the program, interpreter or script. */
+int	spawn_cmd_check(const struct spawn_cmd *, const struct cgrun_options *,
+	    char *err, size_t errlen);
 void	spawn_cmd_free(struct spawn_cmd *);
 
 /* A short name for reports: the script or program as the user gave it. */
@@ -37,6 +41,7 @@ struct spawn_req {
 	int			 out_fd, err_fd;	/* the child's fd 1 and 2 */
 	const struct plan	*plan;			/* or NULL */
 	int			 hup_ignored;	/* keep SIGHUP ignored (nohup) */
+	const char		*cgroup_procs;	/* enter this cgroup, or NULL */
 };
 
 /*

@@ -242,6 +242,7 @@ worker_spawn(struct worker *w, int fd1, int fd2, char *err, size_t errlen)
 	req.err_fd = fd2;
 	req.plan = job->plan;
 	req.hup_ignored = job->hup_ignored;
+	req.cgroup_procs = job->cgroup_procs;
 	if (fd1 == -1 || fd2 == -1 || env == NULL)
 		snprintf(err, errlen, "worker %d: %s", w->lr, strerror(errno));
 	else
@@ -332,6 +333,15 @@ worker_signal(const struct worker *w, int sig)
 {
 	if (w->pid > 0 && killpg(w->pid, sig) == -1 && errno != ESRCH)
 		log_warn("killpg pid=%d sig=%d", (int)w->pid, sig);
+}
+
+/* kill the worker's main process only, while it is not reaped. */
+void
+worker_signal_main(const struct worker *w, int sig)
+{
+	if (w->pid > 0 && worker_unreaped(w) && kill(w->pid, sig) == -1 &&
+	    errno != ESRCH)
+		log_warn("kill pid=%d sig=%d", (int)w->pid, sig);
 }
 
 /* The worker's state. */

@@ -49,6 +49,7 @@ struct worker_job {
 	const struct plan		*plan;		/* or NULL */
 	const struct spawn_cmd		*cmd;
 	int				 hup_ignored;	/* nohup */
+	const char			*cgroup_procs;	/* contain.h, or NULL */
 	int				 filter_out;	/* filtered_*.log, or -1 */
 	int				 filter_err;
 	void				(*on_gone)(void *arg);
@@ -71,6 +72,8 @@ void	worker_abandon(struct worker *, int kill_wait_secs);
 void	worker_skip(struct worker *);
 /* Send sig to the worker's process group (grandchildren too). */
 void	worker_signal(const struct worker *, int sig);
+/* Send sig to the main process only (not reaped yet). */
+void	worker_signal_main(const struct worker *, int sig);
 
 enum worker_state worker_state(const struct worker *);
 /* Whether it started and was not reaped yet (RUNNING or ABANDONED). */

@@ -131,6 +131,40 @@ peer_resume(struct rdzv_peer *p, struct node *n)
 	return 0;
 }
 
+/*
+ * Whether a JOIN for an existing job j is another job's: the nodes range
+ * or max_restarts differ from those j was created with (the same job's
+ * agents share one command line).  Refused with FAIL(5) naming the job
+ * that holds the id, so two runs that reuse an id do not merge (the
+ * newcomer would otherwise wait as a spare and never run).  The peer
+ * stays READY; the client closes.
+ */
+static int
+peer_join_conflict(struct rdzv_peer *p, const struct job *j,
+    const struct rdzv_msg *m)
+{
+	const struct node *first = TAILQ_FIRST(&j->nodes);
+	struct rdzv_msg f;
+
+	if (j->min == m->min_nodes && j->max == m->max_nodes &&
+	    j->max_restarts == m->max_restarts)
+		return 0;
+	log_warnx("rdzv job=%s refused node=%s: asks nodes=%u:%u "
+	    "max_restarts=%u; the job has nodes=%u:%u max_restarts=%u",
+	    j->run_id, m->host, m->min_nodes, m->max_nodes, m->max_restarts,
+	    j->min, j->max, j->max_restarts);
+	rdzv_proto_init(&f, RDZV_OP_FAIL);
+	f.reason = RDZV_FAIL_IN_USE;
+	snprintf(f.text, sizeof(f.text), "rendezvous id %s is in use by "
+	    "another job (nnodes %u:%u, max_restarts %u, %zu node(s), "
+	    "first %s, round %u); this one asks nnodes %u:%u, max_restarts "
+	    "%u: give each job its own --rdzv-id", j->run_id, j->min, j->max,
+	    j->max_restarts, j->nnodes, first != NULL ? first->host : "-",
+	    j->round, m->min_nodes, m->max_nodes, m->max_restarts);
+	p->r->io.send(p->conn, &f, p->r->arg);
+	return 1;
+}
+
 /* JOIN: find or create the job, add the node. */
 static int
 peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
@@ -146,12 +180,10 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 	if ((j = job_find(p->r, m->run_id)) != NULL &&
 	    (n = node_find(j, m)) != NULL)
 		return peer_resume(p, n);
+	if (j != NULL && peer_join_conflict(p, j, m))
+		return 0;
 	if (j == NULL && (j = job_new(p->r, m)) == NULL)
 		return peer_error(p, "%s", "out of memory");
-	if (j->min != m->min_nodes || j->max != m->max_nodes)
-		log_warnx("rdzv job=%s node=%s asks nodes=%u:%u; job has %u:%u",
-		    j->run_id, m->host, m->min_nodes, m->max_nodes, j->min,
-		    j->max);
 	if ((n = node_new(j, p, m)) == NULL) {
 		if (j->nnodes == 0)
 			job_free(j);

@@ -60,6 +60,8 @@
 #define RDZV_FAIL_BELOW_MIN	2	/* fewer than MIN nodes remain */
 #define RDZV_FAIL_RESTARTS	3	/* workers failed, no restarts left */
 #define RDZV_FAIL_CLOSED	4	/* the job is already over */
+#define RDZV_FAIL_IN_USE	5	/* run_id held by a job with other
+					 * nodes/max_restarts: another job */
 
 /* STATUS roles. */
 #define RDZV_ROLE_WAITING	0	/* in the round being formed */
