@@ -54,7 +54,8 @@ echo "ok: three agents"
 # Spares and scale-up: --nnodes=1:2, a first agent runs alone after the
 # last call; a second joins the running job (a new round of 2, no restart
 # spent); a third finds the job full and waits as a spare; when the round
-# of 2 ends, every agent exits 0.
+# of 2 ends, they exit 0 and the spare, which never ran a worker, 75.  A
+# job of another shape under an id in use is refused.
 rm -f "$OUT"/env.*
 cat >"$OUT/hook.sh" <<'EOS'
 if [ "$GROUP_WORLD_SIZE" = 1 ]; then
@@ -77,13 +78,22 @@ until grep -q "waits as a spare" "$T/s4.log"; do
 	sleep 0.1; i=$((i + 1))
 done
 touch "$OUT/go"
-for n in s2 s3 s4; do expect_exit $n 30 0; done
+for n in s2 s3; do expect_exit $n 30 0; done
+expect_exit s4 30 75	# the spare never ran a worker (as with c10d)
+expect_in s4 "finished without this node ever running a worker"
+# Another shape under the same id is refused at once.
+agent x2 127.0.0.2 --rdzv-id=shape --nnodes=1 --rdzv-conf="$ETCD_CONF" --no-python sleep 5
+sleep 1
+agent x3 127.0.0.3 --rdzv-id=shape --nnodes=2 --rdzv-conf="$ETCD_CONF" --no-python true
+expect_exit x3 15 75
+expect_in x3 "rendezvous id shape is in use by another job (nnodes 1:1"
+expect_exit x2 30 0
 grep -q "GROUP_RANK=1 GROUP_WORLD_SIZE=2 .*RESTART_COUNT=0 " "$OUT/env.0.2.1" ||
 	{ echo "FAIL: scale-up round: $(cat "$OUT/env.0.2.1")"; exit 1; }
 expect_in s2 "joined"
 [ -z "$(ls "$OUT"/env.*.3.* 2>/dev/null)" ] || { echo "FAIL: the spare ran workers"; exit 1; }
 rm -f "$OUT/go" "$OUT/hook.sh"
-echo "ok: scale-up into a running job, a spare beyond max"
+echo "ok: scale-up into a running job, a spare beyond max, another shape refused"
 
 # A worker crash restarts the job on both nodes, one budget.
 rm -f "$OUT"/env.*

@@ -284,6 +284,29 @@ etcd_decide(struct etcd *e, struct er_view *v)
 	}
 }
 
+/* The run id is held by a job of another shape (--nnodes, --max-restarts):
+ * refuse, as the c10d engine does (rdzv_peer.c); 1 if so. */
+static int
+etcd_shape_conflict(struct etcd *e, const struct er_view *v)
+{
+	const struct cgrun_options *o = e->cfg.opts;
+	const struct er_state *s = &v->state;
+	char why[ER_WHY_MAX + ROUND_RUNID_MAX];
+
+	if (!s->exists || (s->min == (uint32_t)o->nnodes_min &&
+	    s->max == (uint32_t)o->nnodes_max &&
+	    s->max_restarts == (uint32_t)o->max_restarts))
+		return 0;
+	snprintf(why, sizeof(why), "rendezvous id %s is in use by another job "
+	    "(nnodes %u:%u, max_restarts %u, %zu node(s), round %u); this one "
+	    "asks nnodes %d:%d, max_restarts %d: give each job its own "
+	    "--rdzv-id", e->run_id, s->min, s->max, s->max_restarts,
+	    v->nnodes, s->round, o->nnodes_min, o->nnodes_max,
+	    o->max_restarts);
+	etcd_over(e, CGRUN_EXIT_RDZV, why);
+	return 1;
+}
+
 /* First snapshot: clear a dead run's leftovers, or register. */
 static void
 etcd_register(struct etcd *e, const struct er_view *v)
@@ -302,13 +325,8 @@ etcd_register(struct etcd *e, const struct er_view *v)
 		etcd_over(e, CGRUN_EXIT_RDZV, why);
 		return;
 	}
-	if (v->state.exists && (v->state.max_restarts !=
-	    (uint32_t)e->cfg.opts->max_restarts || v->state.min !=
-	    (uint32_t)e->cfg.opts->nnodes_min || v->state.max !=
-	    (uint32_t)e->cfg.opts->nnodes_max))
-		log_warnx("rendezvous %s: the job runs with --nnodes=%u:%u "
-		    "--max-restarts=%u (its first node's)", e->run_id,
-		    v->state.min, v->state.max, v->state.max_restarts);
+	if (etcd_shape_conflict(e, v))
+		return;
 	if (e->cfg.opts->local_addr == NULL &&
 	    etcd_sync_local_ip(e->sync)[0] != '\0')
 		snprintf(e->me.addr, sizeof(e->me.addr), "%s",
