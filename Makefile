@@ -51,10 +51,12 @@ HWLOC_LIBS   := $(shell $(PKG_CONFIG) --libs hwloc 2>/dev/null || echo -lhwloc)
 JSON_CFLAGS  := $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null)
 JSON_LIBS    := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
 CRYPTO_LIBS  := $(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null || echo -lcrypto)
+CURL_CFLAGS  := $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
+CURL_LIBS    := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null || echo -lcurl)
 SYSTEMD_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd 2>/dev/null || echo -lsystemd)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
-CPPFLAGS += $(EVENT_CFLAGS) $(HWLOC_CFLAGS) $(JSON_CFLAGS)
+CPPFLAGS += $(EVENT_CFLAGS) $(HWLOC_CFLAGS) $(JSON_CFLAGS) $(CURL_CFLAGS)
 # Optional, bench/floor.c only: its io_uring mode where liburing-dev is.
 URING_LIBS   := $(shell $(PKG_CONFIG) --libs liburing 2>/dev/null)
 
@@ -107,7 +109,7 @@ endif
 # static links); nothing of libevent (see readelf -d, nm -u).
 LIB_DEPLIBS  = -lpthread
 RDZV_DEPLIBS = $(SYSTEMD_LIBS) $(CRYPTO_LIBS) $(JSON_LIBS) $(EVENT_LIBS) -lpthread
-LNCH_DEPLIBS = $(HWLOC_LIBS) $(JSON_LIBS) -ldl -lm
+LNCH_DEPLIBS = $(HWLOC_LIBS) $(JSON_LIBS) $(CURL_LIBS) -ldl -lm
 
 .PHONY: all check install uninstall clean bench fuzz tests
 all: $(ALL)

@@ -4,12 +4,12 @@
 # and exits 1.  Set CGRUN_DEPS_MINIMAL=1 to install only what the demo needs.
 set -e
 pkgs="gcc make libc6-dev pkg-config libevent-dev libhwloc-dev libjson-c-dev
-libssl-dev libsystemd-dev python3 python3-torch procps"
+libssl-dev libsystemd-dev libcurl4-openssl-dev python3 python3-torch procps"
 if [ -z "$CGRUN_DEPS_MINIMAL" ]; then
 	pkgs="$pkgs check mandoc iproute2 hwloc clang libclang-rt-14-dev valgrind
 systemd debhelper dpkg-dev fakeroot psmisc util-linux ca-certificates
 debian-archive-keyring strace g++ build-essential bsdutils tmux
-slurmctld slurmd slurm-client munge"
+slurmctld slurmd slurm-client munge etcd-server etcd-client"
 fi
 missing=
 for p in $pkgs; do

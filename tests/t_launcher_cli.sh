@@ -47,7 +47,7 @@ usage "missing the training script"
 PET_NPROC_PER_NODE=zz usage "--nproc-per-node" x.py
 PET_STANDALONE=yes usage "PET_STANDALONE: expected an integer" x.py
 [ "$(wc -l < err)" -le 3 ] || fail "usage error is not short: $(cat err)"
-usage '--rdzv-backend: unknown value "etcd"' --rdzv-backend=etcd --nnodes=2 x.py
+usage '--rdzv-backend: unknown value "zookeeper"' --rdzv-backend=zookeeper --nnodes=2 x.py
 echo "usage errors"
 
 # Spellings, prefixes and PET_* fallbacks reach the workers.

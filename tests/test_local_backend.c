@@ -111,9 +111,9 @@ START_TEST(registry_unknown)
 {
 	P("--nnodes=2");
 	free(o.rdzv_backend);
-	o.rdzv_backend = strdup("etcd-v3");
+	o.rdzv_backend = strdup("zookeeper");
 	ck_assert_ptr_null(open_backend(1));
-	ck_assert_ptr_nonnull(strstr(err, "\"etcd-v3\" is not available"));
+	ck_assert_ptr_nonnull(strstr(err, "\"zookeeper\" is not available"));
 }
 END_TEST
 

@@ -225,7 +225,7 @@ START_TEST(bad_values)
 		{ "--start-method=x", "--start-method" },
 		{ "--gpu-visibility=some", "--gpu-visibility" },
 		{ "--rdzv-conf=a", "--rdzv-conf" },
-		{ "--rdzv-backend=etcd-v2", "--rdzv-backend" },
+		{ "--rdzv-backend=zookeeper", "--rdzv-backend" },
 		{ "--rdzv-conf=a=1,b=", "--rdzv-conf" },
 		{ "--signals-to-handle=SIGKILL", "--signals-to-handle" },
 		{ "--signals-to-handle=NOPE", "--signals-to-handle" },

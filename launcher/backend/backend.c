@@ -16,11 +16,9 @@ static const struct {
 	{ "standalone", local_new_standalone },	/* local.c */
 	{ "static", local_new_static },		/* local.c */
 	{ "c10d", c10d_new },			/* c10d.c */
-	/*
-	 * etcd-v3 goes here: { "etcd-v3", etcd_new } (launcher/backend/
-	 * etcd.c, its constructor declared in backend.h), and its name in
-	 * options.c's list of --rdzv-backend values.
-	 */
+	{ "etcd-v3", etcd_new },		/* etcd/etcd.c */
+	{ "etcd", etcd_new },			/* the same: v3 API */
+	{ "etcd-v2", etcd_new },		/* the same: v3 API */
 };
 
 /*
@@ -54,6 +52,6 @@ backend_new(struct event_base *base, const struct backend_config *cfg,
 		if (strcmp(backend_table[i].name, name) == 0)
 			return backend_table[i].fn(base, cfg, cb, err, errlen);
 	snprintf(err, errlen, "--rdzv-backend: \"%s\" is not available "
-	    "(cgrun has c10d and static)", name);
+	    "(cgrun has c10d, static and etcd-v3)", name);
 	return NULL;
 }

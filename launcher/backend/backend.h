@@ -111,5 +111,7 @@ struct backend	*local_new_static(struct event_base *,
 		    char *err, size_t errlen);
 struct backend	*c10d_new(struct event_base *, const struct backend_config *,
 		    const struct backend_cb *, char *err, size_t errlen);
+struct backend	*etcd_new(struct event_base *, const struct backend_config *,
+		    const struct backend_cb *, char *err, size_t errlen);
 
 #endif /* CGRUN_BACKEND_H */

@@ -205,7 +205,8 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	static const char *const methods[] = { "spawn", "fork", "forkserver",
 	    NULL };
 	static const char *const vis[] = { "all", "own", NULL };
-	static const char *const backends[] = { "static", "c10d", NULL };
+	static const char *const backends[] = { "static", "c10d", "etcd-v3",
+	    "etcd", "etcd-v2", NULL };
 	static const char *const ttys[] = { "auto", "always", "never", NULL };
 	enum options_result r;
 

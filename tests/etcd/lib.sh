@@ -1,0 +1,64 @@
+# Helpers of the etcd scripts (tests/t_etcd_*.sh): a real 3-member etcd
+# cluster on loopback (tests/etcd/cluster.sh; the script skips with the
+# harness' reason where etcd cannot run) and cgrun agents on loopback
+# addresses 127.0.0.2, ... using it with --rdzv-backend=etcd-v3.  Sourced
+# after tests/interop/lib.sh and tests/multinode/lib.sh (T, PIDS, skip,
+# envworker, wait_agent, expect_exit, wait_count), whose `agent` it
+# replaces.  The cluster is stopped and its data removed on exit.
+
+ECL=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-etcd.XXXXXX")
+ETCDCTL="env ETCDCTL_API=3 etcdctl --command-timeout=3s"
+# Fast etcd rendezvous timers: a lost node is seen within 3 s.
+ETCD_CONF=${ETCD_CONF:-keep_alive_interval=0.5,keep_alive_max_attempt=6,last_call_timeout=1,join_timeout=60,read_timeout=10,request_timeout=1}
+
+# Agents first (interop's cleanup), then the cluster.
+etcd_cleanup() {
+	cleanup
+	sh "$TOP/tests/etcd/cluster.sh" down "$ECL" >/dev/null 2>&1
+	rm -rf "$ECL"
+}
+trap etcd_cleanup EXIT
+
+# etcd_up [N]: start the cluster or skip; sets ETCD_ENDPOINTS and friends.
+etcd_up() {
+	out=$(sh "$TOP/tests/etcd/cluster.sh" up "$ECL" "${1:-3}" 2>&1)
+	case $? in
+	0) ;;
+	77) skip "$(echo "$out" | tail -n 1)" ;;
+	*) echo "FAIL: etcd cluster: $out"; exit 1 ;;
+	esac
+	. "$ECL/cluster.env"
+}
+
+# etcd_kill I: SIGKILL member I; etcd_leader: the leader's number.
+etcd_kill() {
+	sh "$TOP/tests/etcd/cluster.sh" kill "$ECL" "$1"
+}
+etcd_leader() {
+	sh "$TOP/tests/etcd/cluster.sh" leader "$ECL"
+}
+
+# etcd_keys RUN_ID: the keys cgrun holds for a run (empty once it ended).
+etcd_keys() {
+	tls=
+	[ -z "$ETCD_TLS" ] || tls="--cacert $ECL/tls/ca.pem --cert $ECL/tls/client.pem --key $ECL/tls/client.key"
+	$ETCDCTL --endpoints="$ETCD_ENDPOINTS" $tls get --prefix --keys-only \
+		"/cgrun/v1/$1/" | grep . || true
+}
+
+# agent NAME ADDR CGRUN-ARGS...: one agent on the etcd cluster, in the
+# background; output in $T/NAME.log, pid in $T/NAME.pid.
+agent() {
+	name=$1 addr=$2
+	shift 2
+	"$CGRUN" -v --rdzv-backend=etcd-v3 --rdzv-endpoint="$ETCD_ENDPOINTS" \
+		--local-addr="$addr" "$@" >"$T/$name.log" 2>&1 </dev/null &
+	echo $! >"$T/$name.pid"
+	PIDS="$PIDS $!"
+}
+
+# expect_in NAME TEXT: the agent's log says TEXT.
+expect_in() {
+	grep -q -- "$2" "$T/$1.log" ||
+		{ echo "FAIL: $1 does not say \"$2\"; its log:"; tail -n 30 "$T/$1.log"; exit 1; }
+}

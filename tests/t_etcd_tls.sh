@@ -1,0 +1,35 @@
+#!/bin/sh
+# The etcd-v3 backend against an etcd cluster that speaks only HTTPS and
+# wants client certificates (--client-cert-auth): with ca_cert, ssl_cert
+# and ssl_cert_key a 2-node job runs (members given as https://... and as
+# host:port with protocol=https); without the CA, or without a client
+# certificate, the agent exits 75 within read_timeout naming the TLS error.
+. "$CGRUN_TOP/tests/interop/lib.sh"
+. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "$CGRUN_TOP/tests/etcd/lib.sh"
+CGRUN_ETCD_TLS=1 etcd_up 3
+export OUT="$T/out"
+mkdir -p "$OUT"
+envworker "$T/w.sh"
+tls="ca_cert=$ECL/tls/ca.pem,ssl_cert=$ECL/tls/client.pem,ssl_cert_key=$ECL/tls/client.key"
+c2="--nnodes=2 --nproc-per-node=1 --no-python $T/w.sh"
+agent a2 127.0.0.2 --rdzv-id=tls --rdzv-conf="$ETCD_CONF,$tls" $c2
+plain=$(echo "$ETCD_ENDPOINTS" | sed 's|https://||g')
+"$CGRUN" -v --rdzv-backend=etcd-v3 --rdzv-endpoint="$plain" --local-addr=127.0.0.3 \
+	--rdzv-id=tls --rdzv-conf="$ETCD_CONF,$tls,protocol=https" $c2 >"$T/a3.log" 2>&1
+rc=$?
+[ "$rc" = 0 ] || { echo "FAIL: protocol=https agent exited $rc"; tail -n 20 "$T/a3.log"; exit 1; }
+expect_exit a2 30 0
+[ "$(ls "$OUT"/env.0.2.* | wc -l)" = 2 ] || { echo "FAIL: workers: $(ls "$OUT")"; exit 1; }
+[ -z "$(etcd_keys tls)" ] || { echo "FAIL: keys left: $(etcd_keys tls)"; exit 1; }
+echo "ok: a job over HTTPS with client certificates"
+
+fast="$ETCD_CONF,read_timeout=2,request_timeout=0.5"
+agent noca 127.0.0.2 --rdzv-id=noca --rdzv-conf="$fast" $c2
+expect_exit noca 15 75
+expect_in noca "SSL certificate problem"
+agent nocert 127.0.0.2 --rdzv-id=nocert --rdzv-conf="$fast,ca_cert=$ECL/tls/ca.pem" $c2
+expect_exit nocert 15 75
+expect_in nocert "cannot reach the etcd cluster within read_timeout (2 s)"
+tail -n 1 "$T/noca.log" "$T/nocert.log"
+echo "ok: no CA or no client certificate: 75 with the TLS error"
