@@ -32,7 +32,9 @@ struct store_limits {
 	size_t	max_conns;		/* open client connections */
 	size_t	max_outbuf;		/* unsent reply bytes per connection */
 	size_t	max_inbuf;		/* buffered request bytes per connection */
+	size_t	max_inbuf_total;	/* buffered request bytes, all connections */
 	unsigned idle_timeout_ms;	/* half-sent request; 0 = none */
+	unsigned request_timeout_ms;	/* first to last byte of a request; 0 = none */
 };
 
 /* Hooks for native-protocol connections (the rendezvous engine). */
@@ -73,6 +75,9 @@ struct store_stats {
 	uint64_t	accepted;	/* connections accepted, ever */
 	uint64_t	requests[STORE_STATS_NOPS];	/* by enum wire_op */
 	uint64_t	bytes_in, bytes_out;
+	size_t		inbuf;		/* request bytes buffered, all connections */
+	size_t		paused;		/* connections not read (input budget) */
+	uint64_t	paused_total;	/* times a connection was paused */
 };
 void	store_stats(const struct store *, struct store_stats *);
 
