@@ -351,9 +351,10 @@ rdzvd_restart(struct rdzvd *d)
 
 	store_stats(d->store, &st);
 	service_stopping();
-	log_info("signal=TERM: exiting for a restart: %zu agent connections "
+	log_info("signal=%d: exiting for a restart: %zu agent connections "
 	    "closed, jobs=%zu kept running (agents reconnect within their "
-	    "keep-alive window)", st.conns[WIRE_NATIVE], rdzv_njobs(d->rdzv));
+	    "keep-alive window)", SIGTERM, st.conns[WIRE_NATIVE],
+	    rdzv_njobs(d->rdzv));
 	event_base_loopexit(d->base, NULL);	/* after this turn */
 }
 
@@ -435,6 +436,7 @@ main(int argc, char **argv)
 		fatalx("store_new: out of memory");
 	if ((d.rdzv = rdzv_attach(d.store, d.base)) == NULL)	/* engine */
 		fatalx("rdzv_attach: out of memory");
+	rdzv_set_limits(d.rdzv, &d.cfg.rdzv_limits);
 	rdzvd_security(&d);
 	rdzvd_listen_or_adopt(&d, &http_fd);
 	rdzvd_http(&d, http_fd);

@@ -518,6 +518,8 @@ job_free(struct job *j)
 	event_free(j->last_call);
 	event_free(j->join_timer);
 	event_free(j->status_timer);
+	if (j->orphan_timer != NULL)
+		event_free(j->orphan_timer);
 	free(j->run_id);
 	free(j);
 }

@@ -111,6 +111,7 @@ peer_resume(struct rdzv_peer *p, struct node *n)
 	n->peer = p;
 	peer_attach(p, n);
 	node_alive(n);
+	job_bound_orphan_check(j);
 	log_info("rdzv job=%s node=%s:%u resumed on a new connection",
 	    j->run_id, n->host, n->pid);
 	switch (n->state) {
@@ -135,6 +136,7 @@ peer_resume(struct rdzv_peer *p, struct node *n)
 static int
 peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 {
+	char owner[RDZV_ADDR_MAX + 1], why[RDZV_TEXT_MAX + 1];
 	const char *bad;
 	struct job *j;
 	struct node *n;
@@ -146,8 +148,14 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 	if ((j = job_find(p->r, m->run_id)) != NULL &&
 	    (n = node_find(j, m)) != NULL)
 		return peer_resume(p, n);
-	if (j == NULL && (j = job_new(p->r, m)) == NULL)
-		return peer_error(p, "%s", "out of memory");
+	if (j == NULL && job_bound_admit(p, owner, sizeof owner, why,
+	    sizeof why) != NULL)
+		return peer_error(p, "%s", why);
+	if (j == NULL) {
+		if ((j = job_new(p->r, m)) == NULL)
+			return peer_error(p, "%s", "out of memory");
+		snprintf(j->owner, sizeof j->owner, "%s", owner);
+	}
 	if (j->min != m->min_nodes || j->max != m->max_nodes)
 		log_warnx("rdzv job=%s node=%s asks nodes=%u:%u; job has %u:%u",
 		    j->run_id, m->host, m->min_nodes, m->max_nodes, j->min,
@@ -159,6 +167,7 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 	}
 	log_debug("rdzv job=%s join node=%s:%u nproc=%u store=%s:%u",
 	    j->run_id, n->host, n->pid, n->nproc, n->addr, n->port);
+	job_bound_orphan_check(j);
 	job_dispatch(j, EV_JOIN, n);
 	return 0;
 }
@@ -326,5 +335,7 @@ rdzv_peer_gone(struct rdzv_peer *p)
 	/* After the peer lets go: the dispatch may free the node. */
 	if (n != NULL && n->job->state == RDZV_J_CLOSED)
 		job_dispatch(n->job, EV_GONE, n);
+	else if (n != NULL)
+		job_bound_orphan_check(n->job);
 	free(p);
 }
