@@ -150,6 +150,8 @@ def flood():
         fail("%d jobs from one address, want max-jobs-per-address=64" % made)
     if not log_has("max-jobs-per-address=64 reached"):
         fail("no log line for max-jobs-per-address")
+    if b"cgrun_rdzvd_jobs_refused_total 1936\n" not in http("/metrics")[0]:
+        fail("/metrics does not count 1936 refused JOINs")
     healthy, r = join(b"healthy-job", host=b"good", src="127.0.0.2")
     if r != "status":
         fail("a healthy agent from another address was refused: %s" % r)

@@ -84,6 +84,7 @@ struct c10d {
 	struct timespec		 connect_deadline;
 	struct timespec		 linger_deadline;
 	int			 had_round;	/* a ROUND came once */
+	int			 resumed;	/* restored; no ROUND since */
 	struct timespec		 resume_deadline;
 	char			 failed_why[RDZV_TEXT_MAX + 1];
 	struct round_info	 info;
@@ -261,6 +262,24 @@ c10d_progress(struct c10d *c, const struct rdzv_msg *m)
 	    m->max_nodes, lc);
 }
 
+/* After resuming with workers running: does the ROUND give this node the
+ * place it runs with?  A restarted server forgot the job and numbers its
+ * rounds from 0 again, but decides the same places for the same nodes. */
+static int
+c10d_same_place(const struct c10d *c, const struct rdzv_msg *m)
+{
+	const struct round_info *ri = &c->info;
+
+	return c->resumed && c->had_round &&
+	    (c->state == C_RUNNING || c->state == C_DONE) &&
+	    m->group_rank == ri->group_rank &&
+	    (int)m->group_world_size == ri->group_world_size &&
+	    (int)m->rank_base == ri->rank_base &&
+	    (int)m->world_size == ri->world_size &&
+	    m->port == ri->master_port &&
+	    strcmp(m->addr, ri->master_addr) == 0;
+}
+
 /* ROUND: this node's place; a fresh job store, then spawn. */
 static void
 c10d_round(struct c10d *c, const struct rdzv_msg *m)
@@ -270,8 +289,18 @@ c10d_round(struct c10d *c, const struct rdzv_msg *m)
 	if (c->had_round && m->round == ri->round &&
 	    (c->state == C_RUNNING || c->state == C_DONE)) {
 		log_debug("c10d: round %u again after resuming", m->round);
+		c->resumed = 0;
 		return;
 	}
+	if (c10d_same_place(c, m)) {
+		log_warnx("rendezvous %s: the server's round %u is our round %u "
+		    "with the same places (the server restarted): workers go "
+		    "on", c->run_id, m->round, ri->round);
+		ri->round = m->round;
+		c->resumed = 0;
+		return;
+	}
+	c->resumed = 0;
 	c->had_round = 1;
 	memset(ri, 0, sizeof(*ri));
 	ri->round = m->round;
@@ -438,6 +467,7 @@ c10d_resent(struct c10d *c)
 
 	log_warnx("rendezvous %s: connection to %s:%d restored", c->run_id,
 	    c->host, c->port);
+	c->resumed = 1;
 	if (c->state == C_DONE)
 		c10d_say(c, RDZV_OP_DONE);
 	else if (c->state == C_FAILED) {

@@ -347,6 +347,14 @@ http_store_metrics(struct evbuffer *out, void *arg)
 	    "Connections blocked in WAIT.", st.waiting);
 	http_metric_value(out, "cgrun_rdzvd_keys", "gauge",
 	    "Keys stored.", st.keys);
+	http_metric_value(out, "cgrun_rdzvd_input_buffered_bytes", "gauge",
+	    "Bytes of half-received requests held, all connections.",
+	    st.inbuf);
+	http_metric_value(out, "cgrun_rdzvd_connections_paused", "gauge",
+	    "Connections not read while max-input-total is full.", st.paused);
+	http_metric_value(out, "cgrun_rdzvd_connections_paused_total",
+	    "counter", "Times a connection was paused by max-input-total.",
+	    st.paused_total);
 }
 
 /* The "store" member of /status. */
@@ -456,6 +464,12 @@ http_rdzv_metrics(struct evbuffer *out, void *arg)
 	    "Job restarts spent on worker failures.", st.restarts);
 	http_metric_value(out, "cgrun_rdzvd_auth_failures_total", "counter",
 	    "Native clients refused for a wrong auth token.", st.auth_failures);
+	http_metric_value(out, "cgrun_rdzvd_jobs_refused_total", "counter",
+	    "JOINs refused by max-jobs or max-jobs-per-address.",
+	    st.jobs_refused);
+	http_metric_value(out, "cgrun_rdzvd_jobs_orphaned_total", "counter",
+	    "Jobs forgotten after job-orphan-timeout with no agent connected.",
+	    st.jobs_orphaned);
 }
 
 /* Walk callback: one job object in /status "jobs". */
