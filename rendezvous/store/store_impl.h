@@ -100,6 +100,8 @@ struct store {
 	size_t			 npaused;
 	struct store_conn	*leader;	/* always read (store_budget.c) */
 	time_t			 budget_logged;	/* rate limit of the log line */
+	time_t			 deadline_logged;	/* request-timeout's */
+	uint64_t		 deadline_quiet;	/* drops not logged since */
 	int			 in_batch;
 	struct event		*reaper;
 	time_t			 full_logged;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -263,15 +264,28 @@ store_in_idlecb(evutil_socket_t fd, short what, void *arg)
 	    c->st->lim.idle_timeout_ms);
 }
 
-/* A request took longer than request-timeout from its first byte. */
+/* A request took longer than request-timeout from its first byte: drop
+ * the connection, logged at warn level at most once a second. */
 void
 store_in_deadlinecb(evutil_socket_t fd, short what, void *arg)
 {
 	struct store_conn *c = arg;
+	struct store *st = c->st;
+	time_t now = time(NULL);
 
+	if (now == st->deadline_logged) {
+		st->deadline_quiet++;
+		store_conn_drop(c, LOG_LVL_DEBUG, "request timeout: %zu bytes "
+		    "of a request after request-timeout=%ums", c->ilen,
+		    st->lim.request_timeout_ms);
+		return;
+	}
+	st->deadline_logged = now;
 	store_conn_drop(c, LOG_LVL_WARN, "request timeout: %zu bytes of a "
-	    "request after request-timeout=%ums", c->ilen,
-	    c->st->lim.request_timeout_ms);
+	    "request after request-timeout=%ums (%llu more not logged since)",
+	    c->ilen, st->lim.request_timeout_ms,
+	    (unsigned long long)st->deadline_quiet);
+	st->deadline_quiet = 0;
 }
 
 /* The socket is readable: read once, serve, flush everything touched. */
