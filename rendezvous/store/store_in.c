@@ -187,8 +187,7 @@ store_in_kept(struct store_conn *c, const uint8_t *p, size_t len)
 		used = c->ilen;	/* all handed to the native input */
 	memmove(c->ibuf, c->ibuf + used, c->ilen - used);
 	c->ilen -= used;
-	if (c->ilen == 0 && (c->icap > STORE_RBUF ||
-	    c->state == STORE_C_NATIVE)) {
+	if (c->ilen == 0) {	/* idle connections hold no buffer (budget) */
 		store_budget_grow(c->st, c->icap, 0);
 		free(c->ibuf);
 		c->ibuf = NULL;
