@@ -44,6 +44,8 @@
 
 /* Buckets of a job's node identity hash (resuming nodes are found in O(1)). */
 #define NODE_BUCKETS		1024
+/* Buckets of the engine's run id hash (a JOIN finds its job in O(1)). */
+#define JOB_BUCKETS		4096
 
 /* Events of a job's decision table (job.c). */
 enum ev { EV_JOIN, EV_FAILED, EV_STOPPED, EV_DONE, EV_GONE, EV_LASTCALL,
@@ -81,6 +83,7 @@ struct node {
 
 struct job {
 	TAILQ_ENTRY(job) entry;
+	struct job	*hnext;		/* run id hash chain */
 	struct rdzv	*r;
 	char		*run_id;
 	uint32_t	min, max, max_restarts;
@@ -112,6 +115,7 @@ struct rdzv {
 	struct rdzv_io	io;
 	void		*arg;
 	TAILQ_HEAD(, job) jobs;
+	struct job	*hash[JOB_BUCKETS];	/* by run id */
 	size_t		njobs;
 	uint64_t	npeers;		/* peers ever: their log ids */
 	struct rdzv_stats stats;	/* rdzv_stats() */
