@@ -12,6 +12,11 @@
  *    attempt of a job gets a fresh, empty store on the same port.
  *  - Connections whose first bytes are WIRE_NATIVE_MAGIC are handed to the
  *    native handler (the rendezvous engine) if one is set, else closed.
+ *  - Memory for requests is bounded per connection (max_inbuf, raised to
+ *    hold one SET of max_key and max_value) and for all connections
+ *    (max_inbuf_total: past it, connections in the middle of a request
+ *    are not read, back-pressure rather than buffering); a request must
+ *    be complete request_timeout_ms after its first byte.
  */
 #ifndef CGRUN_STORE_H
 #define CGRUN_STORE_H

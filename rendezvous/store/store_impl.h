@@ -21,6 +21,11 @@
  *
  * Any state may go to DEAD (store_conn_drop(): peer closed, error, limit,
  * reset); a DEAD connection is freed on the next loop turn.
+ *
+ * Apart from its state, a connection in the middle of a request may be
+ * paused (store_budget.c: not read while max-input-total is used up) and
+ * has two timers: idle (restarted by every byte) and deadline (started by
+ * a request's first byte, moved only by a request served).
  */
 #ifndef CGRUN_STORE_IMPL_H
 #define CGRUN_STORE_IMPL_H
