@@ -280,6 +280,17 @@ c10d_same_place(const struct c10d *c, const struct rdzv_msg *m)
 	    strcmp(m->addr, ri->master_addr) == 0;
 }
 
+/* A ROUND after resuming kept our place: a restarted server ignored the
+ * DONE we repeated while its round was forming, so say it again (a
+ * server that had it ignores it). */
+static void
+c10d_round_kept(struct c10d *c)
+{
+	if (c->resumed && c->state == C_DONE)
+		c10d_say(c, RDZV_OP_DONE);
+	c->resumed = 0;
+}
+
 /* ROUND: this node's place; a fresh job store, then spawn. */
 static void
 c10d_round(struct c10d *c, const struct rdzv_msg *m)
@@ -289,7 +300,7 @@ c10d_round(struct c10d *c, const struct rdzv_msg *m)
 	if (c->had_round && m->round == ri->round &&
 	    (c->state == C_RUNNING || c->state == C_DONE)) {
 		log_debug("c10d: round %u again after resuming", m->round);
-		c->resumed = 0;
+		c10d_round_kept(c);
 		return;
 	}
 	if (c10d_same_place(c, m)) {
@@ -297,7 +308,7 @@ c10d_round(struct c10d *c, const struct rdzv_msg *m)
 		    "with the same places (the server restarted): workers go "
 		    "on", c->run_id, m->round, ri->round);
 		ri->round = m->round;
-		c->resumed = 0;
+		c10d_round_kept(c);
 		return;
 	}
 	c->resumed = 0;
