@@ -17,13 +17,14 @@ fail() { echo "FAIL: $*"; [ -f "$tmp/log" ] && tail -n 20 "$tmp/log"; exit 1; }
 # pid, port and, with --http-port=0 among FLAGS, hport.  5 s deadline.
 daemon_start() {
 	what=$1; shift
+	rm -f "$tmp/out"	# the child truncates it only once it runs
 	"$CGRUN_RDZVD" -d --host=127.0.0.1 --port=0 "$@" >"$tmp/out" 2>"$tmp/log" &
 	pid=$!
 	case " $* " in *" --http-port=0 "*) want_http=1 ;; *) want_http=0 ;; esac
 	i=0; port= hport=
 	while [ $i -lt 100 ]; do
-		port=$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$tmp/out")
-		hport=$(sed -n 's/^http listening on .*:\([0-9][0-9]*\)$/\1/p' "$tmp/out")
+		port=$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$tmp/out" 2>/dev/null)
+		hport=$(sed -n 's/^http listening on .*:\([0-9][0-9]*\)$/\1/p' "$tmp/out" 2>/dev/null)
 		[ -n "$port" ] && { [ $want_http -eq 0 ] || [ -n "$hport" ]; } && return 0
 		sleep 0.05; i=$((i + 1))
 	done

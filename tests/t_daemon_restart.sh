@@ -19,12 +19,13 @@ n_restarts=0
 restart_rdzvd() {
 	n_restarts=$((n_restarts + 1))
 	mv "$T/rdzvd.log" "$T/rdzvd.$n_restarts.log"
+	rm -f "$T/rdzvd.out"	# the child truncates it only once it runs
 	"$RDZVD" -d -v --host 127.0.0.1 --port "$RDZVD_PORT" "$@" \
 	    >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
 	RDZVD_PID=$!
 	PIDS="$PIDS $RDZVD_PID"
 	i=0
-	while ! grep -q "^listening on 127.0.0.1:$RDZVD_PORT\$" "$T/rdzvd.out"; do
+	while ! grep -q "^listening on 127.0.0.1:$RDZVD_PORT\$" "$T/rdzvd.out" 2>/dev/null; do
 		[ $i -ge 100 ] && { echo "FAIL: no new daemon on port $RDZVD_PORT"; cat "$T/rdzvd.log"; exit 1; }
 		sleep 0.05; i=$((i + 1))
 	done
