@@ -8,8 +8,10 @@
  * "listening on HOST:PORT" per address on stdout, then (without -d, and
  * never under systemd) detaches.  Under systemd (service.c) it takes the
  * sockets of cgrun-rdzvd.socket, logs to the journal and reports
- * readiness.  SIGTERM and SIGINT end it cleanly: agents hear that their
- * jobs are over before the connections close.
+ * readiness.  SIGTERM is a restart: it exits at once and agents
+ * reconnect within their keep-alive window, so running jobs go on; SIGINT
+ * ends it and the jobs: agents hear that their jobs are over before the
+ * connections close.
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -335,8 +337,30 @@ rdzvd_shutdown_poll(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* SIGTERM or SIGINT: tell agents their jobs are over, then leave the loop
- * once they hung up (at most shutdown-timeout); a second signal: now. */
+/*
+ * SIGTERM (systemctl stop or restart, a package upgrade): a restart.  The
+ * daemon leaves at once without failing any job; closing the connections
+ * is the notice.  Agents treat a closed connection as they treat a crash:
+ * they reconnect within their keep-alive window and resume, so a daemon
+ * back within it goes unnoticed by running jobs (docs/protocol.md §5).
+ */
+static void
+rdzvd_restart(struct rdzvd *d)
+{
+	struct store_stats st;
+
+	store_stats(d->store, &st);
+	service_stopping();
+	log_info("signal=%d: exiting for a restart: %zu agent connections "
+	    "closed, jobs=%zu kept running (agents reconnect within their "
+	    "keep-alive window)", SIGTERM, st.conns[WIRE_NATIVE],
+	    rdzv_njobs(d->rdzv));
+	event_base_loopexit(d->base, NULL);	/* after this turn */
+}
+
+/* SIGINT: a stop that ends the jobs: tell agents their jobs are over, then
+ * leave the loop once they hung up (at most shutdown-timeout); a second
+ * signal: now. */
 static void
 rdzvd_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -347,6 +371,10 @@ rdzvd_signal(evutil_socket_t sig, short what, void *arg)
 	if (d->shutdown != NULL) {
 		log_info("signal=%d again: exiting now", (int)sig);
 		event_base_loopbreak(d->base);
+		return;
+	}
+	if (sig == SIGTERM) {
+		rdzvd_restart(d);
 		return;
 	}
 	service_stopping();
@@ -408,6 +436,7 @@ main(int argc, char **argv)
 		fatalx("store_new: out of memory");
 	if ((d.rdzv = rdzv_attach(d.store, d.base)) == NULL)	/* engine */
 		fatalx("rdzv_attach: out of memory");
+	rdzv_set_limits(d.rdzv, &d.cfg.rdzv_limits);
 	rdzvd_security(&d);
 	rdzvd_listen_or_adopt(&d, &http_fd);
 	rdzvd_http(&d, http_fd);

@@ -127,7 +127,11 @@ def agent(host, port, run_id, mode):
             nstr(b"127.0.0.1") + struct.pack("<H", 1))
     s.sendall(b"CGRN" + frame(0x80, struct.pack("<H", 1)) + frame(0x81, join))
     while True:
-        op, body = read_frame(s)
+        try:
+            op, body = read_frame(s)
+        except (SystemExit, ConnectionResetError):
+            print("closed", flush=True)     # the server closed (restart)
+            return
         if op == 0xC1:          # STATUS: we wait in the round being formed
             print("joined", flush=True)
         elif op == 0xC5:        # FAIL

@@ -101,17 +101,19 @@ print(s.recv(64).split(b' ')[1].decode() if True else '')" "$hport" 2>&1)
 case $r in 4*) echo "ok: oversized headers refused ($r)" ;; *) echo "FAIL: oversized headers: $r"; fail=1 ;; esac
 $tool store 127.0.0.1 "$port" 15 >/dev/null || { echo "FAIL: store after HTTP abuse"; fail=1; }
 
-# SIGTERM: the agent hears its job is over and exits non-zero with why.
-kill -TERM $d
+# SIGINT (the stop that ends jobs; SIGTERM is a restart, see
+# t_daemon_restart.sh): the agent hears its job is over and exits non-zero
+# with why.
+kill -INT $d
 i=0; while kill -0 $d 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-kill -0 $d 2>/dev/null && { echo "FAIL: daemon alive 10 s after SIGTERM"; fail=1; }
+kill -0 $d 2>/dev/null && { echo "FAIL: daemon alive 10 s after SIGINT"; fail=1; }
 wait $d; rc=$?; [ $rc -eq 0 ] || { echo "FAIL: daemon exit $rc"; fail=1; }
 if [ -n "$a" ]; then
 	i=0; while kill -0 $a 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 	wait $a; arc=$?
 	grep -q 'shutting down' "$tmp/agent" && [ $arc -ne 0 ] ||
 		{ echo "FAIL: agent exit $arc:"; cat "$tmp/agent"; fail=1; }
-	echo "ok: agent told at SIGTERM, exit $arc: $(grep 'shutting down' "$tmp/agent")"
+	echo "ok: agent told at SIGINT, exit $arc: $(grep 'shutting down' "$tmp/agent")"
 	grep -q 'agents_told=1' "$tmp/err" || { echo "FAIL: daemon did not log agents_told=1"; fail=1; }
 fi
 

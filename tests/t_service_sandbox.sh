@@ -70,7 +70,9 @@ d=$(pgrep -P "$a" | head -n 1)
 	{ echo "FAIL: traced daemon not found under pid $a"; exit 1; }
 grep -q 'adopted listener fd=3 name=store' "$tmp/err" ||
 	{ echo "FAIL: not socket-activated"; cat "$tmp/err"; fail=1; }
-kill -TERM "$d"
+# SIGINT: the stop that tells agents their jobs are over (it does all that
+# SIGTERM, a restart that only closes the connections, does, and more).
+kill -INT "$d"
 $tool wait "$tmp/agent" '^FAIL 4' 5 >/dev/null || { echo "FAIL: agent not told"; fail=1; }
 i=0; while kill -0 "$a" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 wait "$a"; rc=$?

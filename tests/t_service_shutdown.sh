@@ -1,8 +1,11 @@
 #!/bin/sh
-# SIGTERM on cgrun-rdzvd with agents connected: each hears FAIL (reason 4,
-# "cgrun-rdzvd is shutting down"); the daemon exits as soon as they hung up,
-# or, when one holds its connection open, after shutdown-timeout; a second
-# SIGTERM ends the wait at once.
+# SIGINT on cgrun-rdzvd with agents connected (a stop that ends the jobs):
+# each hears FAIL (reason 4, "cgrun-rdzvd is shutting down"); the daemon
+# exits as soon as they hung up, or, when one holds its connection open,
+# after shutdown-timeout; a second signal ends the wait at once.  SIGTERM
+# (systemctl stop/restart) is a restart: the daemon exits at once and the
+# agents hear no FAIL, only the connection closing (tests/t_daemon_restart.sh
+# shows a job surviving it).
 top=${CGRUN_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 rdzvd=${CGRUN_RDZVD:-$top/build/cgrun-rdzvd}
 py=/usr/bin/python3; [ -x $py ] || py=python3
@@ -35,7 +38,7 @@ for j in jobA jobB; do
 	pids="$pids $!"; eval "a_$j=$!"
 	$tool wait "$tmp/$j" '^joined' 5 >/dev/null || { echo "FAIL: $j did not join"; fail=1; }
 done
-kill -TERM $d
+kill -INT $d
 gone $d 10
 [ "$rc" = 0 ] || { echo "FAIL: daemon with cooperative agents: $rc (timeout 60 s)"; fail=1; }
 for j in jobA jobB; do
@@ -52,7 +55,7 @@ start_daemon hold 500
 $tool agent 127.0.0.1 "$port" jobH hold >"$tmp/jobH" 2>&1 &
 h=$!; pids="$pids $h"
 $tool wait "$tmp/jobH" '^joined' 5 >/dev/null || { echo "FAIL: jobH did not join"; fail=1; }
-kill -TERM $d
+kill -INT $d
 gone $d 10
 [ "$rc" = 0 ] || { echo "FAIL: daemon with a holding agent: $rc"; fail=1; }
 grep -q 'shutdown: 1 agents still connected after 500 ms' "$tmp/hold.err" ||
@@ -66,11 +69,26 @@ start_daemon twice 600000
 $tool agent 127.0.0.1 "$port" jobT hold >"$tmp/jobT" 2>&1 &
 h=$!; pids="$pids $h"
 $tool wait "$tmp/jobT" '^joined' 5 >/dev/null || { echo "FAIL: jobT did not join"; fail=1; }
-kill -TERM $d
+kill -INT $d
 $tool wait "$tmp/jobT" '^FAIL 4' 5 >/dev/null || { echo "FAIL: jobT not told"; fail=1; }
-kill -TERM $d
+kill -INT $d
 gone $d 10
 [ "$rc" = 0 ] && grep -q 'again: exiting now' "$tmp/twice.err" ||
 	{ echo "FAIL: second SIGTERM: $rc"; cat "$tmp/twice.err"; fail=1; }
-[ $fail -eq 0 ] && echo "ok: second SIGTERM exits at once"
+[ $fail -eq 0 ] && echo "ok: second signal exits at once"
+
+# 4. SIGTERM is a restart: no FAIL, the connection closes, the daemon
+# leaves at once although shutdown-timeout is long.
+start_daemon restart 600000
+$tool agent 127.0.0.1 "$port" jobR close >"$tmp/jobR" 2>&1 &
+r=$!; pids="$pids $r"
+$tool wait "$tmp/jobR" '^joined' 5 >/dev/null || { echo "FAIL: jobR did not join"; fail=1; }
+kill -TERM $d
+gone $d 2
+[ "$rc" = 0 ] || { echo "FAIL: SIGTERM (restart): $rc"; cat "$tmp/restart.err"; fail=1; }
+gone $r 5
+grep -q '^FAIL' "$tmp/jobR" && { echo "FAIL: jobR heard: $(cat "$tmp/jobR")"; fail=1; }
+grep -qx 'closed' "$tmp/jobR" || { echo "FAIL: jobR did not see the connection close: $(cat "$tmp/jobR")"; fail=1; }
+grep -q 'exiting for a restart' "$tmp/restart.err" || { echo "FAIL: no restart line"; fail=1; }
+[ $fail -eq 0 ] && echo "ok: SIGTERM: agents not failed, connection closed, exit at once"
 exit $fail

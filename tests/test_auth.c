@@ -212,7 +212,7 @@ fake_send(void *conn, const struct rdzv_msg *m, void *arg)
 	c->msgs[c->n++] = *m;
 }
 
-static const struct rdzv_io fake_io = { fake_send };
+static const struct rdzv_io fake_io = { fake_send, NULL };
 static struct event_base *base;
 static struct rdzv *eng;
 static struct auth_key skey;

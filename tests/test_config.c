@@ -19,7 +19,18 @@ limits_eq(const struct store_limits *a, const struct store_limits *b)
 	    a->max_keys_per_req == b->max_keys_per_req &&
 	    a->max_conns == b->max_conns && a->max_outbuf == b->max_outbuf &&
 	    a->max_inbuf == b->max_inbuf &&
-	    a->idle_timeout_ms == b->idle_timeout_ms;
+	    a->max_inbuf_total == b->max_inbuf_total &&
+	    a->idle_timeout_ms == b->idle_timeout_ms &&
+	    a->request_timeout_ms == b->request_timeout_ms;
+}
+
+/* Whether two sets of rendezvous limits are equal. */
+static int
+rdzv_limits_eq(const struct rdzv_limits *a, const struct rdzv_limits *b)
+{
+	return a->max_jobs == b->max_jobs &&
+	    a->max_jobs_per_addr == b->max_jobs_per_addr &&
+	    a->orphan_ms == b->orphan_ms;
 }
 
 /* Parse text into a fresh default configuration; return config_parse's. */
@@ -62,7 +73,12 @@ START_TEST(test_every_key)
 	    "max-connections = 5000\n"
 	    "max-output = 1G\n"
 	    "max-input = 8M\n"
+	    "max-input-total = 32M\n"
 	    "idle-timeout = 30000\n"
+	    "request-timeout = 5000\n"
+	    "max-jobs = 10\n"
+	    "max_jobs_per_address = 0\n"
+	    "job-orphan-timeout = 1500\n"
 	    "http-host = \"::1\"\n"
 	    "http-port = 9400\n"
 	    "log-level = debug\n"
@@ -81,6 +97,11 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg.limits.max_outbuf, 1024ULL * 1024 * 1024);
 	ck_assert_uint_eq(cfg.limits.max_inbuf, 8 * 1024 * 1024);
 	ck_assert_uint_eq(cfg.limits.idle_timeout_ms, 30000);
+	ck_assert_uint_eq(cfg.limits.max_inbuf_total, 32 * 1024 * 1024);
+	ck_assert_uint_eq(cfg.limits.request_timeout_ms, 5000);
+	ck_assert_uint_eq(cfg.rdzv_limits.max_jobs, 10);
+	ck_assert_uint_eq(cfg.rdzv_limits.max_jobs_per_addr, 0);
+	ck_assert_uint_eq(cfg.rdzv_limits.orphan_ms, 1500);
 	ck_assert_str_eq(cfg.http_host, "::1");
 	ck_assert_int_eq(cfg.http_port, 9400);
 	ck_assert_int_eq(cfg.log_level, LOG_LVL_DEBUG);
@@ -111,6 +132,9 @@ static const struct {
 	{ "host = a,,b\n", "host: empty value" },
 	{ "host = a\nport = 1\nport = x\n", "line 3:" },
 	{ "idle-timeout = 1e3\n", "not a number" },
+	{ "request-timeout = 86400001\n", "request-timeout: 86400001 is outside" },
+	{ "max-jobs = many\n", "max-jobs: \"many\" is not a size" },
+	{ "job-orphan-timeout = -5\n", "not a number" },
 };
 
 START_TEST(test_bad)
@@ -272,6 +296,8 @@ START_TEST(test_example_matches_defaults)
 		ck_assert_msg(seen[i], "example lacks %s", config_opts[i].key);
 	ck_assert_msg(limits_eq(&cfg.limits, &def.limits),
 	    "example's limits differ from the defaults");
+	ck_assert_msg(rdzv_limits_eq(&cfg.rdzv_limits, &def.rdzv_limits),
+	    "example's job limits differ from the defaults");
 	ck_assert_int_eq(cfg.port, def.port);
 	ck_assert_int_eq(cfg.http_port, def.http_port);
 	ck_assert_str_eq(cfg.http_host, def.http_host);

@@ -40,7 +40,7 @@ fake_send(void *conn, const struct rdzv_msg *m, void *arg)
 	c->msgs[c->n++] = *m;
 }
 
-static const struct rdzv_io fake_io = { fake_send };
+static const struct rdzv_io fake_io = { fake_send, NULL };
 
 /* A fresh engine per test. */
 static void
@@ -100,9 +100,22 @@ struct jopt {
 	int node_rank;
 };
 
-/* Connect, HELLO and JOIN as host. */
+static struct fconn *join_rc(const char *, const struct jopt *, int *);
+
+/* Connect, HELLO and JOIN as host; the JOIN must be accepted. */
 static struct fconn *
 join(const char *host, const struct jopt *o)
+{
+	int rc;
+	struct fconn *c = join_rc(host, o, &rc);
+
+	ck_assert_int_eq(rc, 0);
+	return c;
+}
+
+/* Connect, HELLO and JOIN as host; *rc: rdzv_peer_msg's for the JOIN. */
+static struct fconn *
+join_rc(const char *host, const struct jopt *o, int *rc)
 {
 	struct fconn *c = calloc(1, sizeof(*c));
 	struct rdzv_msg m;
@@ -130,7 +143,7 @@ join(const char *host, const struct jopt *o)
 	m.keepalive_max = 2;
 	strcpy(m.addr, host);
 	m.port = 29500;
-	ck_assert_int_eq(rdzv_peer_msg(c->peer, &m), 0);
+	*rc = rdzv_peer_msg(c->peer, &m);
 	return c;
 }
 
@@ -332,6 +345,66 @@ START_TEST(dead_node_by_keepalive)
 	bye(a);
 	bye(b);
 	bye(c);
+}
+END_TEST
+
+START_TEST(max_jobs_refuses)
+{
+	struct rdzv_limits l = { .max_jobs = 2 };
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1 };
+	struct fconn *a, *b, *c;
+	struct rdzv_stats st;
+	int rc;
+
+	rdzv_set_limits(eng, &l);
+	o.run_id = "j1";
+	a = join("a", &o);
+	o.run_id = "j2";
+	b = join("b", &o);
+	o.run_id = "j3";
+	c = join_rc("c", &o, &rc);
+	ck_assert_int_eq(rc, -1);
+	ck_assert_ptr_nonnull(strstr(got(c, RDZV_OP_ERROR)->text,
+	    "max-jobs=2 reached"));
+	ck_assert_uint_eq(rdzv_njobs(eng), 2);
+	rdzv_stats(eng, &st);
+	ck_assert_uint_eq(st.jobs_refused, 1);
+	bye(c);
+	o.run_id = "j1";	/* joining a job that exists is not refused */
+	c = join("c", &o);
+	ck_assert_ptr_nonnull(last(c, RDZV_OP_ROUND));
+	bye(a);
+	bye(b);
+	bye(c);
+}
+END_TEST
+
+START_TEST(orphan_job_forgotten)
+{
+	struct rdzv_limits l = { .orphan_ms = 100 };
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1,
+	    .ka_ms = 600000 };
+	struct fconn *a, *b, *probe;
+	struct rdzv_stats st;
+
+	rdzv_set_limits(eng, &l);
+	o.run_id = "gone";
+	a = join("a", &o);
+	o.run_id = "kept";
+	b = join("b", &o);
+	drop(a);	/* its 20-minute keep-alive window does not matter */
+	o.run_id = "probe";
+	probe = join("p", &o);	/* a third job keeps the loop busy */
+	ck_assert_ptr_null(wait_for(probe, RDZV_OP_FAIL, 400));
+	ck_assert_int_eq(rdzv_job_info(eng, "gone", &(struct rdzv_job_info){ 0 }),
+	    -1);
+	ck_assert_int_eq(rdzv_job_info(eng, "kept", &(struct rdzv_job_info){ 0 }),
+	    0);
+	rdzv_stats(eng, &st);
+	ck_assert_uint_eq(st.jobs_orphaned, 1);
+	bye(a);
+	bye(b);
+	bye(probe);
 }
 END_TEST
 
@@ -556,6 +629,8 @@ test_suite(void)
 	tcase_add_test(tc, scale_up_below_max);
 	tcase_add_test(tc, restart_budget_job_wide);
 	tcase_add_test(tc, dead_node_by_keepalive);
+	tcase_add_test(tc, max_jobs_refuses);
+	tcase_add_test(tc, orphan_job_forgotten);
 	tcase_add_test(tc, below_min_fails_everyone);
 	tcase_add_test(tc, join_timeout);
 	tcase_add_test(tc, all_done_finishes);

@@ -918,6 +918,111 @@ START_TEST(big_value_in_pieces)
 }
 END_TEST
 
+/* Send what the socket takes of p[0..n) while pumping the server, for at
+ * most ms milliseconds; the bytes sent. */
+static size_t
+csend_some(int fd, const uint8_t *p, size_t n, long ms)
+{
+	long end = now_ms() + ms;
+	size_t off = 0;
+	ssize_t w;
+
+	while (off < n && now_ms() < end) {
+		w = send(fd, p + off, n - off, MSG_NOSIGNAL);
+		if (w > 0)
+			off += (size_t)w;
+		pump();
+	}
+	return off;
+}
+
+START_TEST(input_budget_pauses)
+{
+	enum { NC = 3, V = 1024 * 1024, FIRST = 200 * 1024 };
+	uint8_t *req = malloc(V + 64), hdr[8];
+	size_t n = 0, sent[NC];
+	struct store_stats ss;
+	int fd[NC], i, healthy;
+	char key[8];
+
+	ck_assert_ptr_nonnull(req);
+	lim.max_inbuf_total = 128 * 1024;
+	start();
+	req[n++] = V1_SET;
+	wire_enc_u64(req + n, 3);
+	n += 8 + 3;	/* the key is written per client */
+	wire_enc_u64(req + n, V);
+	n += 8;
+	memset(req + n, 'v', V);
+	n += V;
+	for (i = 0; i < NC; i++) {
+		fd[i] = cli();
+		snprintf(key, sizeof key, "/k%d", i);
+		memcpy(req + 9, key, 3);
+		sent[i] = csend_some(fd[i], req, 21 + FIRST, 300);
+	}
+	for (i = 0; i < 50; i++)
+		pump();
+	store_stats(st, &ss);
+	/* Without the budget all three would hold their 200 KiB (256 KiB
+	 * buffers); with it one leads and the other two were paused. */
+	ck_assert_uint_eq(ss.paused, NC - 1);
+	ck_assert_uint_le(ss.inbuf, 256 * 1024 + 2 * 64 * 1024);
+	healthy = cli();
+	msend(healthy, op(V1_GETNUMKEYS));
+	expect_i64(healthy, 0);
+	/* Every request completes once the rest arrives: paused readers
+	 * resume as the budget frees. */
+	for (i = 0; i < NC; i++) {
+		memcpy(req + 9, (char[]){ '/', 'k', (char)('0' + i) }, 3);
+		sent[i] += csend_some(fd[i], req + sent[i], n - sent[i],
+		    DEADLINE_MS);
+		ck_assert_uint_eq(sent[i], n);
+	}
+	for (i = 0; i < NC; i++) {
+		snprintf(key, sizeof key, "/k%d", i);
+		msend(fd[i], str(op(V1_GET), key));
+		ck_assert_int_eq(crecv(fd[i], hdr, 8), 0);
+		ck_assert(wire_get_u64(hdr) == V);
+	}
+	store_stats(st, &ss);
+	ck_assert_uint_eq(ss.paused, 0);
+	for (i = 0; i < NC; i++)
+		close(fd[i]);
+	close(healthy);
+	free(req);
+}
+END_TEST
+
+START_TEST(request_timeout_not_reset)
+{
+	/* A SET whose 100-byte key never ends within the test. */
+	static const uint8_t req[9 + 100] = { V1_SET, 100 };
+	long t0, took, next;
+	size_t i = 0;
+	int fd;
+
+	lim.idle_timeout_ms = 10000;
+	lim.request_timeout_ms = 300;
+	start();
+	fd = cli();
+	t0 = now_ms();
+	/* One byte every 50 ms: each resets the idle timer, none the
+	 * request deadline. */
+	while (now_ms() - t0 < 3000 && i < sizeof req) {
+		if (send(fd, req + i++, 1, MSG_NOSIGNAL) != 1)
+			break;
+		for (next = now_ms() + 50; now_ms() < next;)
+			pump();
+		if (recv(fd, (char[1]){ 0 }, 1, MSG_DONTWAIT) == 0)
+			break;
+	}
+	took = now_ms() - t0;
+	ck_assert_msg(took >= 250 && took < 2000, "closed after %ld ms", took);
+	close(fd);
+}
+END_TEST
+
 START_TEST(barrier_op)
 {
 	int a, b;
@@ -999,6 +1104,8 @@ test_suite(void)
 	tcase_add_test(tc, conn_states);
 	tcase_add_test(tc, idle_timeout);
 	tcase_add_test(tc, big_value_in_pieces);
+	tcase_add_test(tc, input_budget_pauses);
+	tcase_add_test(tc, request_timeout_not_reset);
 	tcase_add_test(tc, barrier_op);
 	tcase_add_test(tc, listen_addresses);
 	suite_add_tcase(s, tc);

@@ -86,6 +86,7 @@ struct c10d {
 	int			 connect_warned;	/* said we retry */
 	struct timespec		 linger_deadline;
 	int			 had_round;	/* a ROUND came once */
+	int			 resumed;	/* restored; no ROUND since */
 	struct timespec		 resume_deadline;
 	char			 failed_why[RDZV_TEXT_MAX + 1];
 	struct round_info	 info;
@@ -264,6 +265,35 @@ c10d_progress(struct c10d *c, const struct rdzv_msg *m)
 	    m->max_nodes, lc);
 }
 
+/* After resuming with workers running: does the ROUND give this node the
+ * place it runs with?  A restarted server forgot the job and numbers its
+ * rounds from 0 again, but decides the same places for the same nodes. */
+static int
+c10d_same_place(const struct c10d *c, const struct rdzv_msg *m)
+{
+	const struct round_info *ri = &c->info;
+
+	return c->resumed && c->had_round &&
+	    (c->state == C_RUNNING || c->state == C_DONE) &&
+	    m->group_rank == ri->group_rank &&
+	    (int)m->group_world_size == ri->group_world_size &&
+	    (int)m->rank_base == ri->rank_base &&
+	    (int)m->world_size == ri->world_size &&
+	    m->port == ri->master_port &&
+	    strcmp(m->addr, ri->master_addr) == 0;
+}
+
+/* A ROUND after resuming kept our place: a restarted server ignored the
+ * DONE we repeated while its round was forming, so say it again (a
+ * server that had it ignores it). */
+static void
+c10d_round_kept(struct c10d *c)
+{
+	if (c->resumed && c->state == C_DONE)
+		c10d_say(c, RDZV_OP_DONE);
+	c->resumed = 0;
+}
+
 /* ROUND: this node's place; a fresh job store, then spawn. */
 static void
 c10d_round(struct c10d *c, const struct rdzv_msg *m)
@@ -273,8 +303,18 @@ c10d_round(struct c10d *c, const struct rdzv_msg *m)
 	if (c->had_round && m->round == ri->round &&
 	    (c->state == C_RUNNING || c->state == C_DONE)) {
 		log_debug("c10d: round %u again after resuming", m->round);
+		c10d_round_kept(c);
 		return;
 	}
+	if (c10d_same_place(c, m)) {
+		log_warnx("rendezvous %s: the server's round %u is our round %u "
+		    "with the same places (the server restarted): workers go "
+		    "on", c->run_id, m->round, ri->round);
+		ri->round = m->round;
+		c10d_round_kept(c);
+		return;
+	}
+	c->resumed = 0;
 	c->had_round = 1;
 	memset(ri, 0, sizeof(*ri));
 	ri->round = m->round;
@@ -441,6 +481,7 @@ c10d_resent(struct c10d *c)
 
 	log_warnx("rendezvous %s: connection to %s:%d restored", c->run_id,
 	    c->host, c->port);
+	c->resumed = 1;
 	if (c->state == C_DONE)
 		c10d_say(c, RDZV_OP_DONE);
 	else if (c->state == C_FAILED) {

@@ -39,8 +39,19 @@ const struct config_opt config_opts[] = {
 	  64 * GIB, "BYTES", "unsent reply bytes per connection before it is dropped" },
 	{ "max-input", CONFIG_T_SIZE, OFF(limits.max_inbuf), 4 * KIB,
 	  64 * GIB, "BYTES", "buffered request bytes per connection" },
+	{ "max-input-total", CONFIG_T_SIZE, OFF(limits.max_inbuf_total), 0,
+	  64 * GIB, "BYTES", "buffered request bytes of all connections before readers pause (0: no limit)" },
 	{ "idle-timeout", CONFIG_T_UINT, OFF(limits.idle_timeout_ms), 0,
 	  86400000ULL, "MS", "drop a connection that leaves a request half-sent this long (0: never)" },
+	{ "request-timeout", CONFIG_T_UINT, OFF(limits.request_timeout_ms), 0,
+	  86400000ULL, "MS", "drop a connection whose request is not complete this long after its first byte (0: never)" },
+	{ "max-jobs", CONFIG_T_SIZE, OFF(rdzv_limits.max_jobs), 0,
+	  10000000ULL, "N", "most open rendezvous jobs (0: no limit)" },
+	{ "max-jobs-per-address", CONFIG_T_SIZE,
+	  OFF(rdzv_limits.max_jobs_per_addr), 0, 10000000ULL, "N",
+	  "most jobs created from one client address without auth-token-file (0: no limit)" },
+	{ "job-orphan-timeout", CONFIG_T_UINT, OFF(rdzv_limits.orphan_ms), 0,
+	  604800000ULL, "MS", "forget a job none of whose agents is connected after this long (0: their keep-alive only)" },
 	{ "http-host", CONFIG_T_STR, OFF(http_host), 0, 0, "ADDR",
 	  "address of the HTTP /metrics and /status server (default 127.0.0.1)" },
 	{ "http-port", CONFIG_T_INT, OFF(http_port), 0, 65535, "PORT",
@@ -63,6 +74,7 @@ config_defaults(struct rdzvd_config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->port = CONFIG_DEFAULT_PORT;
 	store_limits_default(&cfg->limits);
+	rdzv_limits_default(&cfg->rdzv_limits);
 	snprintf(cfg->http_host, sizeof cfg->http_host, "127.0.0.1");
 	cfg->http_port = -1;
 	cfg->log_level = LOG_LVL_WARN;
@@ -440,9 +452,14 @@ config_dump(const struct rdzvd_config *cfg, FILE *fp)
 	fprintf(fp, "port = %d\n", cfg->port);
 	fprintf(fp, "max-key-size = %zu\nmax-value-size = %zu\n"
 	    "max-keys-per-request = %zu\nmax-connections = %zu\n"
-	    "max-output = %zu\nmax-input = %zu\nidle-timeout = %u\n",
+	    "max-output = %zu\nmax-input = %zu\nmax-input-total = %zu\n"
+	    "idle-timeout = %u\nrequest-timeout = %u\n",
 	    l->max_key, l->max_value, l->max_keys_per_req, l->max_conns,
-	    l->max_outbuf, l->max_inbuf, l->idle_timeout_ms);
+	    l->max_outbuf, l->max_inbuf, l->max_inbuf_total,
+	    l->idle_timeout_ms, l->request_timeout_ms);
+	fprintf(fp, "max-jobs = %zu\nmax-jobs-per-address = %zu\n"
+	    "job-orphan-timeout = %u\n", cfg->rdzv_limits.max_jobs,
+	    cfg->rdzv_limits.max_jobs_per_addr, cfg->rdzv_limits.orphan_ms);
 	fprintf(fp, "http-host = %s\n", cfg->http_host);
 	if (cfg->http_port < 0)
 		fprintf(fp, "http-port = off\n");

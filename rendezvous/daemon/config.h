@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "rdzv.h"
 #include "store.h"
 
 #define CONFIG_DEFAULT_PATH	"/etc/cgrun/rdzvd.conf"
@@ -43,6 +44,7 @@ struct rdzvd_config {
 	size_t	nhosts;			/* 0: all addresses */
 	int	port;			/* store and rendezvous port */
 	struct store_limits limits;
+	struct rdzv_limits rdzv_limits;	/* jobs a peer can make it hold */
 	char	http_host[CONFIG_HOST_MAX];	/* observability address */
 	int	http_port;		/* -1: no HTTP server; 0: ephemeral */
 	int	log_level;		/* LOG_LVL_* */
@@ -66,7 +68,8 @@ struct config_opt {
 extern const struct config_opt config_opts[];
 extern const size_t config_nopts;
 
-/* Defaults: every address, port 29400, store_limits_default(), no HTTP. */
+/* Defaults: every address, port 29400, store_limits_default(),
+ * rdzv_limits_default(), no HTTP. */
 void	config_defaults(struct rdzvd_config *);
 
 /* The table row for key ("max_key_size" and "max-key-size" alike), or NULL. */

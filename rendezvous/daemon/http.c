@@ -1,6 +1,7 @@
 /*
  * http.c: /metrics and /status over libevent's evhttp (see http.h).
  */
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -25,7 +26,11 @@
 #include "rdzv.h"
 #include "sock.h"
 #include "store.h"
+#include "utf8.h"
 #include "wire.h"
+
+#define HTTP_STR2(x)	#x
+#define HTTP_STR(x)	HTTP_STR2(x)
 
 struct http {
 	struct event_base	*base;
@@ -91,10 +96,55 @@ http_metrics(struct http *h, struct evhttp_request *req)
 	evbuffer_free(out);
 }
 
+/* Parse one unsigned query value; -1 when it is not a number <= max. */
+static int
+http_query_size(const struct evkeyvalq *q, const char *key, size_t max,
+    size_t *out)
+{
+	const char *v = evhttp_find_header(q, key);
+	unsigned long long n;
+	char *end;
+
+	if (v == NULL)
+		return 0;
+	if (*v < '0' || *v > '9')
+		return -1;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n > max)
+		return -1;
+	*out = (size_t)n;
+	return 0;
+}
+
+/* The page /status asks for (?offset=&limit=); -1 on a bad query. */
+static int
+http_status_page(struct evhttp_request *req, struct http_page *pg)
+{
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *query = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
+	struct evkeyvalq q;
+	int rc;
+
+	pg->offset = 0;
+	pg->limit = HTTP_STATUS_LIMIT;
+	if (query == NULL)
+		return 0;
+	TAILQ_INIT(&q);
+	if (evhttp_parse_query_str(query, &q) == -1)
+		return -1;
+	rc = http_query_size(&q, "offset", SIZE_MAX / 2, &pg->offset) == -1 ||
+	    http_query_size(&q, "limit", HTTP_STATUS_LIMIT_MAX,
+	    &pg->limit) == -1 ? -1 : 0;
+	evhttp_clear_headers(&q);
+	return rc;
+}
+
 /* GET /status: one JSON object built from every source. */
 static void
 http_status(struct http *h, struct evhttp_request *req)
 {
+	struct http_page pg;
 	struct json_object *root = json_object_new_object();
 	struct evbuffer *out = evbuffer_new();
 	const char *text;
@@ -107,6 +157,13 @@ http_status(struct http *h, struct evhttp_request *req)
 		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
 		return;
 	}
+	if (http_status_page(req, &pg) == -1) {
+		json_object_put(root);
+		evbuffer_free(out);
+		evhttp_send_error(req, HTTP_BADREQUEST, "offset and limit are "
+		    "numbers; limit at most " HTTP_STR(HTTP_STATUS_LIMIT_MAX));
+		return;
+	}
 	json_object_object_add(root, "version",
 	    json_object_new_string(CGRUN_VERSION));
 	json_object_object_add(root, "pid", json_object_new_int(getpid()));
@@ -114,7 +171,7 @@ http_status(struct http *h, struct evhttp_request *req)
 	    json_object_new_int64((int64_t)(time(NULL) - h->started)));
 	for (i = 0; i < h->nsources; i++)
 		if (h->sources[i].status != NULL)
-			h->sources[i].status(root, h->sources[i].arg);
+			h->sources[i].status(root, &pg, h->sources[i].arg);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 	evbuffer_add_printf(out, "%s\n", text);
@@ -290,11 +347,20 @@ http_store_metrics(struct evbuffer *out, void *arg)
 	    "Connections blocked in WAIT.", st.waiting);
 	http_metric_value(out, "cgrun_rdzvd_keys", "gauge",
 	    "Keys stored.", st.keys);
+	http_metric_value(out, "cgrun_rdzvd_input_buffered_bytes", "gauge",
+	    "Bytes of half-received requests held, all connections.",
+	    st.inbuf);
+	http_metric_value(out, "cgrun_rdzvd_connections_paused", "gauge",
+	    "Connections not read while max-input-total is full.", st.paused);
+	http_metric_value(out, "cgrun_rdzvd_connections_paused_total",
+	    "counter", "Times a connection was paused by max-input-total.",
+	    st.paused_total);
 }
 
 /* The "store" member of /status. */
 static void
-http_store_status(struct json_object *root, void *arg)
+http_store_status(struct json_object *root, const struct http_page *pg,
+    void *arg)
 {
 	struct json_object *o = json_object_new_object(), *c;
 	struct store_stats st;
@@ -310,6 +376,10 @@ http_store_status(struct json_object *root, void *arg)
 	json_object_object_add(o, "connections", c);
 	json_object_object_add(o, "waiters", json_object_new_uint64(st.waiting));
 	json_object_object_add(o, "keys", json_object_new_uint64(st.keys));
+	json_object_object_add(o, "input_buffered_bytes",
+	    json_object_new_uint64(st.inbuf));
+	json_object_object_add(o, "connections_paused",
+	    json_object_new_uint64(st.paused));
 	json_object_object_add(root, "store", o);
 }
 
@@ -331,6 +401,15 @@ struct http_rdzv_sum {
 	size_t	disconnected;
 	struct json_object *jobs_json, *nodes_json;	/* /status only */
 };
+
+/* A JSON string of peer-given bytes, made valid UTF-8. */
+static struct json_object *
+http_json_peer_str(const char *s)
+{
+	char buf[UTF8_VALID_SIZE(RDZV_TEXT_MAX)];
+
+	return json_object_new_string(utf8_valid(s, buf, sizeof buf));
+}
 
 /* Walk callback: count one job. */
 static void
@@ -385,6 +464,12 @@ http_rdzv_metrics(struct evbuffer *out, void *arg)
 	    "Job restarts spent on worker failures.", st.restarts);
 	http_metric_value(out, "cgrun_rdzvd_auth_failures_total", "counter",
 	    "Native clients refused for a wrong auth token.", st.auth_failures);
+	http_metric_value(out, "cgrun_rdzvd_jobs_refused_total", "counter",
+	    "JOINs refused by max-jobs or max-jobs-per-address.",
+	    st.jobs_refused);
+	http_metric_value(out, "cgrun_rdzvd_jobs_orphaned_total", "counter",
+	    "Jobs forgotten after job-orphan-timeout with no agent connected.",
+	    st.jobs_orphaned);
 }
 
 /* Walk callback: one job object in /status "jobs". */
@@ -397,7 +482,7 @@ http_rdzv_json_job(const struct rdzv_job_view *jv, void *arg)
 	s->nodes_json = NULL;
 	if (j == NULL)
 		return;
-	json_object_object_add(j, "run_id", json_object_new_string(jv->run_id));
+	json_object_object_add(j, "run_id", http_json_peer_str(jv->run_id));
 	json_object_object_add(j, "state",
 	    json_object_new_string(rdzv_jstate_name(jv->info.state)));
 	json_object_object_add(j, "round", json_object_new_int64(jv->info.round));
@@ -407,6 +492,10 @@ http_rdzv_json_job(const struct rdzv_job_view *jv, void *arg)
 	    json_object_new_int64(jv->max_restarts));
 	json_object_object_add(j, "min_nodes", json_object_new_int64(jv->min_nodes));
 	json_object_object_add(j, "max_nodes", json_object_new_int64(jv->max_nodes));
+	json_object_object_add(j, "nodes_total",
+	    json_object_new_uint64(jv->info.nodes));
+	json_object_object_add(j, "nodes_truncated",
+	    json_object_new_boolean(jv->info.nodes > HTTP_STATUS_NODES));
 	s->nodes_json = json_object_new_array();
 	json_object_object_add(j, "nodes", s->nodes_json);
 	json_object_array_add(s->jobs_json, j);
@@ -421,11 +510,11 @@ http_rdzv_json_node(const struct rdzv_node_view *nv, void *arg)
 
 	if (s->nodes_json == NULL || (n = json_object_new_object()) == NULL)
 		return;
-	json_object_object_add(n, "host", json_object_new_string(nv->host));
+	json_object_object_add(n, "host", http_json_peer_str(nv->host));
 	json_object_object_add(n, "pid", json_object_new_int64(nv->pid));
 	json_object_object_add(n, "state",
 	    json_object_new_string(rdzv_nstate_name(nv->state)));
-	json_object_object_add(n, "store_addr", json_object_new_string(nv->addr));
+	json_object_object_add(n, "store_addr", http_json_peer_str(nv->addr));
 	json_object_object_add(n, "store_port", json_object_new_int(nv->port));
 	json_object_object_add(n, "nproc", json_object_new_int64(nv->nproc));
 	json_object_object_add(n, "node_rank", json_object_new_int(nv->node_rank));
@@ -436,16 +525,28 @@ http_rdzv_json_node(const struct rdzv_node_view *nv, void *arg)
 	json_object_array_add(s->nodes_json, n);
 }
 
-/* The "jobs" member of /status. */
+/* The "jobs" member of /status: one page, with the totals. */
 static void
-http_rdzv_status(struct json_object *root, void *arg)
+http_rdzv_status(struct json_object *root, const struct http_page *pg,
+    void *arg)
 {
 	struct http_rdzv_sum s;
+	size_t total = rdzv_njobs(arg), shown;
 
 	memset(&s, 0, sizeof s);
 	if ((s.jobs_json = json_object_new_array()) == NULL)
 		return;
-	rdzv_walk(arg, http_rdzv_json_job, http_rdzv_json_node, &s);
+	shown = pg->limit == 0 ? 0 : rdzv_walk_page(arg, pg->offset,
+	    pg->limit, HTTP_STATUS_NODES, http_rdzv_json_job,
+	    http_rdzv_json_node, &s);
+	json_object_object_add(root, "jobs_total",
+	    json_object_new_uint64(total));
+	json_object_object_add(root, "offset",
+	    json_object_new_uint64(pg->offset));
+	json_object_object_add(root, "limit",
+	    json_object_new_uint64(pg->limit));
+	json_object_object_add(root, "truncated",
+	    json_object_new_boolean(pg->offset + shown < total));
 	json_object_object_add(root, "jobs", s.jobs_json);
 }
 

@@ -2,7 +2,10 @@
  * http.h: cgrun-rdzvd's observability server (libevent evhttp).
  *
  *   GET /metrics  Prometheus text format 0.0.4
- *   GET /status   one JSON object (json-c)
+ *   GET /status   one JSON object (json-c), one page of jobs:
+ *                 ?offset=N&limit=N (default 0 and HTTP_STATUS_LIMIT,
+ *                 at most HTTP_STATUS_LIMIT_MAX), with the totals; peer
+ *                 strings made valid UTF-8 (utf8.h)
  *   GET /         the list of the two
  *
  * Each part of the daemon registers a source that appends its metric lines
@@ -27,13 +30,23 @@ struct rdzv;
 #define HTTP_MAX_SOURCES	8
 #define HTTP_TIMEOUT_SECS	10	/* a request must arrive within this */
 #define HTTP_MAX_HEADERS	8192	/* bytes of request headers */
+#define HTTP_STATUS_LIMIT	100	/* jobs in a /status page, default */
+#define HTTP_STATUS_LIMIT_MAX	1000	/* most jobs a page may ask for */
+#define HTTP_STATUS_NODES	64	/* nodes shown per job */
+
+/* Which jobs /status shows: ?offset=N&limit=N. */
+struct http_page {
+	size_t	offset;
+	size_t	limit;
+};
 
 /* One part of the daemon that has something to show. */
 struct http_source {
 	/* Append Prometheus lines ("# HELP", "# TYPE", samples) to out. */
 	void	(*metrics)(struct evbuffer *out, void *arg);
-	/* Add this part's members to the /status object. */
-	void	(*status)(struct json_object *root, void *arg);
+	/* Add this part's members to the /status object (one page). */
+	void	(*status)(struct json_object *root, const struct http_page *,
+		    void *arg);
 	void	*arg;
 };
 

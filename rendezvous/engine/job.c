@@ -507,17 +507,69 @@ static const action job_actions[RDZV_J__COUNT][EV__COUNT] = {
 	},
 };
 
+/* The hash bucket of a run id (FNV-1a). */
+static size_t
+job_bucket(const char *run_id)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *run_id != '\0'; run_id++)
+		h = (h ^ (unsigned char)*run_id) * 16777619u;
+	return h % JOB_BUCKETS;
+}
+
+/* The job of run_id, or NULL. */
+struct job *
+job_find(const struct rdzv *r, const char *run_id)
+{
+	struct job *j;
+
+	for (j = r->hash[job_bucket(run_id)]; j != NULL; j = j->hnext)
+		if (strcmp(j->run_id, run_id) == 0)
+			return j;
+	return NULL;
+}
+
+/* Link j into the engine's list and run id hash. */
+static void
+job_link(struct rdzv *r, struct job *j)
+{
+	TAILQ_INSERT_TAIL(&r->jobs, j, entry);
+	r->njobs++;
+	if (j->run_id != NULL) {
+		j->hnext = r->hash[job_bucket(j->run_id)];
+		r->hash[job_bucket(j->run_id)] = j;
+	}
+}
+
+/* Unlink j from the engine's list and run id hash. */
+static void
+job_unlink(struct rdzv *r, struct job *j)
+{
+	struct job **pp;
+
+	TAILQ_REMOVE(&r->jobs, j, entry);
+	r->njobs--;
+	if (j->run_id == NULL)
+		return;
+	for (pp = &r->hash[job_bucket(j->run_id)]; *pp != NULL && *pp != j;)
+		pp = &(*pp)->hnext;
+	if (*pp == j)
+		*pp = j->hnext;
+}
+
 /* Free a job. */
 void
 job_free(struct job *j)
 {
 	while (!TAILQ_EMPTY(&j->nodes))
 		node_remove(TAILQ_FIRST(&j->nodes));
-	TAILQ_REMOVE(&j->r->jobs, j, entry);
-	j->r->njobs--;
+	job_unlink(j->r, j);
 	event_free(j->last_call);
 	event_free(j->join_timer);
 	event_free(j->status_timer);
+	if (j->orphan_timer != NULL)
+		event_free(j->orphan_timer);
 	free(j->run_id);
 	free(j);
 }
@@ -548,18 +600,6 @@ job_join_timer_cb(int fd, short what, void *arg)
 	job_dispatch(arg, EV_JOINTIMEOUT, NULL);
 }
 
-/* The job of run_id, or NULL. */
-struct job *
-job_find(const struct rdzv *r, const char *run_id)
-{
-	struct job *j;
-
-	TAILQ_FOREACH(j, &r->jobs, entry)
-		if (strcmp(j->run_id, run_id) == 0)
-			return j;
-	return NULL;
-}
-
 /* A new job from its first JOIN's parameters, or NULL. */
 struct job *
 job_new(struct rdzv *r, const struct rdzv_msg *m)
@@ -577,8 +617,7 @@ job_new(struct rdzv *r, const struct rdzv_msg *m)
 	j->status_timer = evtimer_new(r->base, job_status_cb, j);
 	if (j->run_id == NULL || j->last_call == NULL || j->join_timer == NULL ||
 	    j->status_timer == NULL) {
-		TAILQ_INSERT_TAIL(&r->jobs, j, entry);	/* job_free unlinks */
-		r->njobs++;
+		job_link(r, j);		/* job_free unlinks */
 		job_free(j);
 		return NULL;
 	}
@@ -590,8 +629,7 @@ job_new(struct rdzv *r, const struct rdzv_msg *m)
 	j->close_ms = m->close_ms;
 	j->ka_ms = m->keepalive_ms;
 	j->ka_max = m->keepalive_max;
-	TAILQ_INSERT_TAIL(&r->jobs, j, entry);
-	r->njobs++;
+	job_link(r, j);
 	r->stats.jobs_created++;
 	evtimer_add(j->join_timer, &tv);
 	log_info("rdzv job=%s created nodes=%u:%u max_restarts=%u", j->run_id,

@@ -28,6 +28,7 @@ rdzv_new(struct event_base *base, const struct rdzv_io *io, void *arg)
 	r->io = *io;
 	r->arg = arg;
 	TAILQ_INIT(&r->jobs);
+	rdzv_limits_default(&r->lim);
 	return r;
 }
 
@@ -68,6 +69,17 @@ rdzv_njobs(const struct rdzv *r)
 	return r->njobs;
 }
 
+/* The state of job j. */
+static void
+rdzv_job_fill(const struct job *j, struct rdzv_job_info *ji)
+{
+	ji->state = j->state;
+	ji->round = j->round;
+	ji->restarts = j->restarts;
+	ji->nodes = j->nnodes;
+	memcpy(ji->count, j->count, sizeof(ji->count));
+}
+
 /* State of the job run_id; -1 when there is none. */
 int
 rdzv_job_info(const struct rdzv *r, const char *run_id,
@@ -77,11 +89,7 @@ rdzv_job_info(const struct rdzv *r, const char *run_id,
 
 	if (j == NULL)
 		return -1;
-	ji->state = j->state;
-	ji->round = j->round;
-	ji->restarts = j->restarts;
-	ji->nodes = j->nnodes;
-	memcpy(ji->count, j->count, sizeof(ji->count));
+	rdzv_job_fill(j, ji);
 	return 0;
 }
 
@@ -102,40 +110,74 @@ ms_since(const struct timespec *then, const struct timespec *now)
 	return ms > 0 ? (uint64_t)ms : 0;
 }
 
+/* The view of job j. */
+static void
+rdzv_job_view(const struct job *j, struct rdzv_job_view *jv)
+{
+	memset(jv, 0, sizeof *jv);
+	jv->run_id = j->run_id;
+	rdzv_job_fill(j, &jv->info);
+	jv->min_nodes = j->min;
+	jv->max_nodes = j->max;
+	jv->max_restarts = j->max_restarts;
+}
+
+/* Call nodecb for at most max nodes of j (max 0: all). */
+static void
+rdzv_walk_nodes(const struct job *j, size_t max, const struct timespec *now,
+    void (*nodecb)(const struct rdzv_node_view *, void *), void *arg)
+{
+	const struct node *n;
+	struct rdzv_node_view nv;
+	size_t shown = 0;
+
+	TAILQ_FOREACH(n, &j->nodes, entry) {
+		if (max != 0 && shown++ == max)
+			return;
+		nv.host = n->host;
+		nv.addr = n->addr;
+		nv.port = n->port;
+		nv.pid = n->pid;
+		nv.nproc = n->nproc;
+		nv.node_rank = n->node_rank;
+		nv.state = n->state;
+		nv.connected = n->peer != NULL;
+		nv.last_seen_ms = ms_since(&n->last_seen, now);
+		nodecb(&nv, arg);
+	}
+}
+
 /* Call job() for every job, then node() for each of its nodes. */
 void
 rdzv_walk(const struct rdzv *r,
     void (*jobcb)(const struct rdzv_job_view *, void *),
     void (*nodecb)(const struct rdzv_node_view *, void *), void *arg)
 {
+	(void)rdzv_walk_page(r, 0, 0, 0, jobcb, nodecb, arg);
+}
+
+/* At most limit jobs (0: all) from the offset-th, max_nodes nodes each. */
+size_t
+rdzv_walk_page(const struct rdzv *r, size_t offset, size_t limit,
+    size_t max_nodes,
+    void (*jobcb)(const struct rdzv_job_view *, void *),
+    void (*nodecb)(const struct rdzv_node_view *, void *), void *arg)
+{
 	const struct job *j;
-	const struct node *n;
 	struct rdzv_job_view jv;
-	struct rdzv_node_view nv;
 	struct timespec now;
+	size_t shown = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	TAILQ_FOREACH(j, &r->jobs, entry) {
-		memset(&jv, 0, sizeof jv);
-		jv.run_id = j->run_id;
-		(void)rdzv_job_info(r, j->run_id, &jv.info);
-		jv.min_nodes = j->min;
-		jv.max_nodes = j->max;
-		jv.max_restarts = j->max_restarts;
+	for (j = TAILQ_FIRST(&r->jobs); j != NULL && offset > 0; offset--)
+		j = TAILQ_NEXT(j, entry);
+	for (; j != NULL && (limit == 0 || shown < limit);
+	    j = TAILQ_NEXT(j, entry), shown++) {
+		rdzv_job_view(j, &jv);
 		jobcb(&jv, arg);
-		TAILQ_FOREACH(n, &j->nodes, entry) {
-			nv.host = n->host;
-			nv.addr = n->addr;
-			nv.port = n->port;
-			nv.pid = n->pid;
-			nv.nproc = n->nproc;
-			nv.node_rank = n->node_rank;
-			nv.state = n->state;
-			nv.connected = n->peer != NULL;
-			nv.last_seen_ms = ms_since(&n->last_seen, &now);
-			nodecb(&nv, arg);
-		}
+		rdzv_walk_nodes(j, max_nodes, &now, nodecb, arg);
 	}
+	return shown;
 }
 
 /* The server is going away: fail every open job; count the nodes told. */

@@ -27,7 +27,21 @@ struct rdzv_peer;
 struct rdzv_io {
 	/* Queue one message to the connection conn. */
 	void	(*send)(void *conn, const struct rdzv_msg *, void *arg);
+	/* The peer's address without its port, for max-jobs-per-address;
+	 * NULL (the hook or its result): the limit does not apply. */
+	const char *(*addr)(void *conn, char *buf, size_t len);
 };
+
+/* What a peer can make the engine hold (job_bound.c); 0: no limit. */
+struct rdzv_limits {
+	size_t		max_jobs;		/* open jobs in all */
+	size_t		max_jobs_per_addr;	/* created from one address,
+						 * unauthenticated engines only */
+	uint32_t	orphan_ms;	/* forget a job no agent is connected
+					 * to after this; 0: keep-alive only */
+};
+void	rdzv_limits_default(struct rdzv_limits *);
+void	rdzv_set_limits(struct rdzv *, const struct rdzv_limits *);
 
 /* Job states and node states, as rdzv_job_info reports them. */
 enum rdzv_jstate { RDZV_J_JOINING, RDZV_J_RUNNING, RDZV_J_CLOSED,
@@ -78,6 +92,8 @@ struct rdzv_stats {
 	uint64_t	restarts;	/* restarts spent on worker failures */
 	uint64_t	nodes_dead;	/* nodes whose keep-alives stopped */
 	uint64_t	auth_failures;	/* AUTH with a wrong proof */
+	uint64_t	jobs_refused;	/* JOIN over max-jobs(-per-address) */
+	uint64_t	jobs_orphaned;	/* forgotten after job-orphan-timeout */
 };
 void	rdzv_stats(const struct rdzv *, struct rdzv_stats *);
 
@@ -105,6 +121,13 @@ struct rdzv_node_view {
 };
 /* Call job() for every job, then node() for each of its nodes. */
 void	rdzv_walk(const struct rdzv *,
+	    void (*job)(const struct rdzv_job_view *, void *),
+	    void (*node)(const struct rdzv_node_view *, void *), void *arg);
+/* The same for at most limit jobs from the offset-th on (in creation
+ * order), and at most max_nodes nodes of each: the cost is the page's,
+ * plus skipping offset list entries.  Returns the jobs shown. */
+size_t	rdzv_walk_page(const struct rdzv *, size_t offset, size_t limit,
+	    size_t max_nodes,
 	    void (*job)(const struct rdzv_job_view *, void *),
 	    void (*node)(const struct rdzv_node_view *, void *), void *arg);
 

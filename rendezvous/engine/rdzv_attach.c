@@ -6,6 +6,8 @@
  */
 #include <sys/types.h>
 
+#include <string.h>
+
 #include <event2/buffer.h>
 
 #include "log.h"
@@ -25,6 +27,24 @@ store_io_send(void *conn, const struct rdzv_msg *m, void *arg)
 	}
 	if (store_conn_write(conn, buf, (size_t)n) == -1)
 		log_debug("rdzv: write to %s failed", store_conn_peer(conn));
+}
+
+/* The peer's address without its port ("addr:port", "[v6]:port"). */
+static const char *
+store_io_addr(void *conn, char *buf, size_t len)
+{
+	const char *peer = store_conn_peer(conn), *colon = strrchr(peer, ':');
+	size_t n = colon != NULL ? (size_t)(colon - peer) : strlen(peer);
+
+	if (n > 0 && peer[0] == '[' && peer[n - 1] == ']') {
+		peer++;
+		n -= 2;
+	}
+	if (n == 0 || n >= len)
+		return NULL;
+	memcpy(buf, peer, n);
+	buf[n] = '\0';
+	return buf;
 }
 
 /* Store hook: bytes from a native connection. */
@@ -53,7 +73,7 @@ store_on_close(struct store_conn *c, void *arg)
 struct rdzv *
 rdzv_attach(struct store *s, struct event_base *base)
 {
-	static const struct rdzv_io io = { store_io_send };
+	static const struct rdzv_io io = { store_io_send, store_io_addr };
 	static const struct store_native_ops ops = { store_on_input,
 	    store_on_close };
 	struct rdzv *r;

@@ -12,6 +12,8 @@
  *	rdzv_peer.c	a peer session (one connection): HELLO, AUTH, JOIN,
  *			then node events into the job's table
  *	rdzv_attach.c	the transport over a store's native connections
+ *	job_bound.c	what a peer can make the engine hold: max-jobs,
+ *			max-jobs-per-address, job-orphan-timeout
  *
  * Jobs, nodes and peers each change state only in job_enter(),
  * node_enter() and peer_enter(), which log `old -> new`.  A peer:
@@ -42,6 +44,8 @@
 
 /* Buckets of a job's node identity hash (resuming nodes are found in O(1)). */
 #define NODE_BUCKETS		1024
+/* Buckets of the engine's run id hash (a JOIN finds its job in O(1)). */
+#define JOB_BUCKETS		4096
 
 /* Events of a job's decision table (job.c). */
 enum ev { EV_JOIN, EV_FAILED, EV_STOPPED, EV_DONE, EV_GONE, EV_LASTCALL,
@@ -79,6 +83,7 @@ struct node {
 
 struct job {
 	TAILQ_ENTRY(job) entry;
+	struct job	*hnext;		/* run id hash chain */
 	struct rdzv	*r;
 	char		*run_id;
 	uint32_t	min, max, max_restarts;
@@ -101,6 +106,8 @@ struct job {
 	struct event	*join_timer;
 	struct event	*status_timer;
 	int		status_armed;
+	struct event	*orphan_timer;	/* no agent connected (job_bound.c) */
+	char		owner[RDZV_ADDR_MAX + 1];	/* creator's address */
 };
 
 struct rdzv {
@@ -108,10 +115,14 @@ struct rdzv {
 	struct rdzv_io	io;
 	void		*arg;
 	TAILQ_HEAD(, job) jobs;
+	struct job	*hash[JOB_BUCKETS];	/* by run id */
 	size_t		njobs;
 	uint64_t	npeers;		/* peers ever: their log ids */
 	struct rdzv_stats stats;	/* rdzv_stats() */
 	struct auth_key	*key;		/* rdzv_set_auth(); NULL: none */
+	struct rdzv_limits lim;		/* rdzv_set_limits() */
+	time_t		refused_logged, orphan_logged;	/* log rate limits */
+	uint64_t	refused_quiet, orphan_quiet;	/* not logged since */
 };
 
 struct rdzv_peer {
@@ -150,6 +161,11 @@ void	job_dispatch(struct job *, enum ev, struct node *);
 void	job_fail(struct job *, uint8_t, const char *);
 void	job_round_to(struct job *, struct node *);
 void	job_status_to(struct job *, struct node *);
+
+/* job_bound.c */
+const char *job_bound_admit(struct rdzv_peer *, char *owner, size_t len,
+	    char *why, size_t whylen);
+void	job_bound_orphan_check(struct job *);
 
 /* node.c */
 struct node *node_new(struct job *, struct rdzv_peer *,

@@ -111,6 +111,7 @@ peer_resume(struct rdzv_peer *p, struct node *n)
 	n->peer = p;
 	peer_attach(p, n);
 	node_alive(n);
+	job_bound_orphan_check(j);
 	log_info("rdzv job=%s node=%s:%u resumed on a new connection",
 	    j->run_id, n->host, n->pid);
 	switch (n->state) {
@@ -169,6 +170,7 @@ peer_join_conflict(struct rdzv_peer *p, const struct job *j,
 static int
 peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 {
+	char owner[RDZV_ADDR_MAX + 1], why[RDZV_TEXT_MAX + 1];
 	const char *bad;
 	struct job *j;
 	struct node *n;
@@ -182,8 +184,14 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 		return peer_resume(p, n);
 	if (j != NULL && peer_join_conflict(p, j, m))
 		return 0;
-	if (j == NULL && (j = job_new(p->r, m)) == NULL)
-		return peer_error(p, "%s", "out of memory");
+	if (j == NULL && job_bound_admit(p, owner, sizeof owner, why,
+	    sizeof why) != NULL)
+		return peer_error(p, "%s", why);
+	if (j == NULL) {
+		if ((j = job_new(p->r, m)) == NULL)
+			return peer_error(p, "%s", "out of memory");
+		snprintf(j->owner, sizeof j->owner, "%s", owner);
+	}
 	if ((n = node_new(j, p, m)) == NULL) {
 		if (j->nnodes == 0)
 			job_free(j);
@@ -191,6 +199,7 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 	}
 	log_debug("rdzv job=%s join node=%s:%u nproc=%u store=%s:%u",
 	    j->run_id, n->host, n->pid, n->nproc, n->addr, n->port);
+	job_bound_orphan_check(j);
 	job_dispatch(j, EV_JOIN, n);
 	return 0;
 }
@@ -358,5 +367,7 @@ rdzv_peer_gone(struct rdzv_peer *p)
 	/* After the peer lets go: the dispatch may free the node. */
 	if (n != NULL && n->job->state == RDZV_J_CLOSED)
 		job_dispatch(n->job, EV_GONE, n);
+	else if (n != NULL)
+		job_bound_orphan_check(n->job);
 	free(p);
 }

@@ -21,6 +21,10 @@
 #define STORE_DEFAULT_MAX_CONNS		65536
 #define STORE_DEFAULT_MAX_OUTBUF	(128u * 1024 * 1024)
 #define STORE_DEFAULT_IDLE_TIMEOUT_MS	60000	/* a half-sent request */
+#define STORE_DEFAULT_MAX_INBUF_TOTAL	(64u * 1024 * 1024)
+#define STORE_DEFAULT_REQUEST_TIMEOUT_MS 30000	/* first to last byte */
+/* Bytes of a SET around its key and value: opcode, two u64 lengths. */
+#define STORE_SET_OVERHEAD		17
 
 /* Fill limits with the defaults. */
 void
@@ -33,7 +37,19 @@ store_limits_default(struct store_limits *l)
 	l->max_conns = STORE_DEFAULT_MAX_CONNS;
 	l->max_outbuf = STORE_DEFAULT_MAX_OUTBUF;
 	l->max_inbuf = WIRE_DEFAULT_MAX_REQUEST;
+	l->max_inbuf_total = STORE_DEFAULT_MAX_INBUF_TOTAL;
 	l->idle_timeout_ms = STORE_DEFAULT_IDLE_TIMEOUT_MS;
+	l->request_timeout_ms = STORE_DEFAULT_REQUEST_TIMEOUT_MS;
+}
+
+/* The largest request: max-input, but at least one SET of the largest key
+ * and the largest value, so a value of exactly max-value-size fits. */
+static size_t
+store_max_request(const struct store_limits *l)
+{
+	size_t set = STORE_SET_OVERHEAD + l->max_key + l->max_value;
+
+	return l->max_inbuf > set ? l->max_inbuf : set;
 }
 
 /* A store on base with limits (NULL: defaults); NULL on ENOMEM. */
@@ -52,8 +68,9 @@ store_new(struct event_base *base, const struct store_limits *lim)
 	st->wlim.max_key = st->lim.max_key;
 	st->wlim.max_value = st->lim.max_value;
 	st->wlim.max_keys = st->lim.max_keys_per_req;
-	st->wlim.max_request = st->lim.max_inbuf;
+	st->wlim.max_request = store_max_request(&st->lim);
 	TAILQ_INIT(&st->listeners);
+	TAILQ_INIT(&st->paused);
 	TAILQ_INIT(&st->conns);
 	TAILQ_INIT(&st->dead);
 	TAILQ_INIT(&st->flushq);
@@ -157,4 +174,6 @@ store_stats(const struct store *st, struct store_stats *out)
 			out->waiting++;
 	}
 	out->keys = kv_count(st->kv);
+	out->inbuf = st->inbuf;
+	out->paused = st->npaused;
 }

@@ -12,6 +12,11 @@
  *    attempt of a job gets a fresh, empty store on the same port.
  *  - Connections whose first bytes are WIRE_NATIVE_MAGIC are handed to the
  *    native handler (the rendezvous engine) if one is set, else closed.
+ *  - Memory for requests is bounded per connection (max_inbuf, raised to
+ *    hold one SET of max_key and max_value) and for all connections
+ *    (max_inbuf_total: past it, connections in the middle of a request
+ *    are not read, back-pressure rather than buffering); a request must
+ *    be complete request_timeout_ms after its first byte.
  */
 #ifndef CGRUN_STORE_H
 #define CGRUN_STORE_H
@@ -32,7 +37,9 @@ struct store_limits {
 	size_t	max_conns;		/* open client connections */
 	size_t	max_outbuf;		/* unsent reply bytes per connection */
 	size_t	max_inbuf;		/* buffered request bytes per connection */
+	size_t	max_inbuf_total;	/* buffered request bytes, all connections */
 	unsigned idle_timeout_ms;	/* half-sent request; 0 = none */
+	unsigned request_timeout_ms;	/* first to last byte of a request; 0 = none */
 };
 
 /* Hooks for native-protocol connections (the rendezvous engine). */
@@ -73,6 +80,9 @@ struct store_stats {
 	uint64_t	accepted;	/* connections accepted, ever */
 	uint64_t	requests[STORE_STATS_NOPS];	/* by enum wire_op */
 	uint64_t	bytes_in, bytes_out;
+	size_t		inbuf;		/* request bytes buffered, all connections */
+	size_t		paused;		/* connections not read (input budget) */
+	uint64_t	paused_total;	/* times a connection was paused */
 };
 void	store_stats(const struct store *, struct store_stats *);
 

@@ -80,6 +80,7 @@ store_conn_new(struct store *st, int fd, const struct sockaddr *sa,
 	event_assign(&c->wev, st->base, fd, EV_WRITE | EV_PERSIST,
 	    store_out_writecb, c);
 	event_assign(&c->idle, st->base, -1, 0, store_in_idlecb, c);
+	event_assign(&c->deadline, st->base, -1, 0, store_in_deadlinecb, c);
 	TAILQ_INSERT_TAIL(&st->conns, c, link);
 	st->nconns++;
 	st->stats.accepted++;
@@ -104,11 +105,13 @@ store_conn_free(struct store_conn *c)
 	event_del(&c->rev);
 	event_del(&c->wev);
 	event_del(&c->idle);
+	event_del(&c->deadline);
 	close(c->fd);
 	evbuffer_free(c->out);
 	if (c->nin != NULL)
 		evbuffer_free(c->nin);
 	free(c->ibuf);
+	store_budget_grow(st, c->icap, 0);
 	st->nconns--;
 	free(c);
 }
@@ -160,6 +163,8 @@ store_conn_drop(struct store_conn *c, int level, const char *fmt, ...)
 	event_del(&c->rev);
 	event_del(&c->wev);
 	event_del(&c->idle);
+	event_del(&c->deadline);
+	store_budget_forget(c);
 	if (c->on_flushq) {
 		TAILQ_REMOVE(&st->flushq, c, flink);
 		c->on_flushq = 0;

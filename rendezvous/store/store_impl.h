@@ -8,6 +8,8 @@
  *	store_ops.c	the TCPStore request handlers (op_*) and kv callbacks
  *	store_out.c	output: reply bytes, the end-of-event flush
  *	store_listen.c	listening sockets: bind, accept, pause on EMFILE
+ *	store_budget.c	the input budget: buffered request bytes of all
+ *			connections, pausing readers over max-input-total
  *
  * A connection's life is one enum changed only by store_conn_enter(),
  * which logs `old -> new`:
@@ -19,6 +21,11 @@
  *
  * Any state may go to DEAD (store_conn_drop(): peer closed, error, limit,
  * reset); a DEAD connection is freed on the next loop turn.
+ *
+ * Apart from its state, a connection in the middle of a request may be
+ * paused (store_budget.c: not read while max-input-total is used up) and
+ * has two timers: idle (restarted by every byte) and deadline (started by
+ * a request's first byte, moved only by a request served).
  */
 #ifndef CGRUN_STORE_IMPL_H
 #define CGRUN_STORE_IMPL_H
@@ -58,6 +65,7 @@ enum store_cstate {
 struct store_conn {
 	TAILQ_ENTRY(store_conn)	 link;	/* st->conns or st->dead */
 	TAILQ_ENTRY(store_conn)	 flink;	/* st->flushq */
+	TAILQ_ENTRY(store_conn)	 plink;	/* st->paused */
 	struct store		*st;
 	int			 fd;
 	enum store_cstate	 state;	/* only via store_conn_enter() */
@@ -65,8 +73,10 @@ struct store_conn {
 	unsigned		 on_flushq:1,	/* queued for the flush */
 				 validated:1,	/* 2.x VALIDATE seen */
 				 slow:1,	/* dropped as a slow reader */
-				 tcpstore_ok:1;	/* tcpstore-allow */
-	struct event		 rev, wev, idle;
+				 tcpstore_ok:1,	/* tcpstore-allow */
+				 paused:1;	/* on st->paused: not read */
+	struct event		 rev, wev, idle, deadline;
+	uint64_t		 served;	/* requests served (deadline) */
 	uint8_t			*ibuf;	/* partial request, from its start */
 	size_t			 ilen, icap;
 	struct wire_req		 req;
@@ -89,8 +99,14 @@ struct store {
 	int			 has_native;
 	struct acl		*tcpstore_allow;	/* NULL: anyone */
 	struct store_listenerq	 listeners;
-	struct store_connq	 conns, dead, flushq;
+	struct store_connq	 conns, dead, flushq, paused;
 	size_t			 nconns;
+	size_t			 inbuf;		/* sum of every c->icap */
+	size_t			 npaused;
+	struct store_conn	*leader;	/* always read (store_budget.c) */
+	time_t			 budget_logged;	/* rate limit of the log line */
+	time_t			 deadline_logged;	/* request-timeout's */
+	uint64_t		 deadline_quiet;	/* drops not logged since */
 	int			 in_batch;
 	struct event		*reaper;
 	time_t			 full_logged;
@@ -109,6 +125,13 @@ void	store_conn_reap(evutil_socket_t, short, void *);
 /* store_in.c */
 void	store_in_readcb(evutil_socket_t, short, void *);
 void	store_in_idlecb(evutil_socket_t, short, void *);
+void	store_in_deadlinecb(evutil_socket_t, short, void *);
+
+/* store_budget.c */
+void	store_budget_grow(struct store *, size_t old_cap, size_t new_cap);
+int	store_budget_full(const struct store *);
+void	store_budget_pause(struct store_conn *);
+void	store_budget_forget(struct store_conn *);
 
 /* store_ops.c */
 extern void (*const store_ops[WOP__COUNT])(struct store_conn *,

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -20,6 +21,8 @@
 #include "log.h"
 #include "store.h"
 #include "store_impl.h"
+
+#define STORE_GROW_STEP	(1024 * 1024)	/* growth of a large kept request */
 
 /* Hand native bytes to the rendezvous engine. */
 static void
@@ -123,10 +126,26 @@ store_in_process(struct store_conn *c, const uint8_t *buf, size_t len)
 		}
 		c->st->stats.requests[c->req.op]++;
 		store_ops[c->req.op](c, &c->req);
+		c->served++;
 		off += used;
 		wire_req_init(&c->req);
 	}
 	return off;
+}
+
+/* The capacity to hold need bytes: doubling up to STORE_GROW_STEP, then
+ * whole steps, so a large request costs little more than its bytes. */
+static size_t
+store_in_capacity(size_t cap, size_t need)
+{
+	if (cap == 0)
+		cap = 256;
+	while (cap < need && cap < STORE_GROW_STEP)
+		cap *= 2;
+	if (cap < need)
+		cap = (need + STORE_GROW_STEP - 1) / STORE_GROW_STEP *
+		    STORE_GROW_STEP;
+	return cap;
 }
 
 /* Keep the unserved tail of a request in c's own buffer. */
@@ -137,11 +156,10 @@ store_in_keep(struct store_conn *c, const uint8_t *p, size_t len)
 	uint8_t *nb;
 
 	if (len > c->icap - c->ilen) {
-		cap = c->icap > 0 ? c->icap : 256;
-		while (cap < c->ilen + len)
-			cap *= 2;
+		cap = store_in_capacity(c->icap, c->ilen + len);
 		if ((nb = realloc(c->ibuf, cap)) == NULL)
 			return -1;
+		store_budget_grow(c->st, c->icap, cap);
 		c->ibuf = nb;
 		c->icap = cap;
 	}
@@ -169,8 +187,8 @@ store_in_kept(struct store_conn *c, const uint8_t *p, size_t len)
 		used = c->ilen;	/* all handed to the native input */
 	memmove(c->ibuf, c->ibuf + used, c->ilen - used);
 	c->ilen -= used;
-	if (c->ilen == 0 && (c->icap > STORE_RBUF ||
-	    c->state == STORE_C_NATIVE)) {
+	if (c->ilen == 0) {	/* idle connections hold no buffer (budget) */
+		store_budget_grow(c->st, c->icap, 0);
 		free(c->ibuf);
 		c->ibuf = NULL;
 		c->icap = 0;
@@ -197,22 +215,41 @@ store_in_bytes(struct store_conn *c, const uint8_t *p, size_t len)
 		store_conn_drop(c, LOG_LVL_WARN, "out of memory for input");
 }
 
-/* Re-arm or stop the idle timer after input: only a half-sent request
- * counts (a 1.13 client's callback connection stays silent for good). */
+/* Arm ev for ms from now. */
 static void
-store_in_idle_update(struct store_conn *c)
+store_in_arm(struct event *ev, unsigned ms)
 {
-	struct timeval tv;
-	unsigned ms = c->st->lim.idle_timeout_ms;
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 
-	if (ms == 0 || c->state == STORE_C_DEAD)
+	event_add(ev, &tv);
+}
+
+/*
+ * After input: the idle timer restarts with every byte of a half-sent
+ * request; the request deadline starts at a request's first byte and is
+ * not moved by later bytes of the same request (a trickle cannot reset
+ * it), only by a request served.  Only a half-sent request counts (a 1.13
+ * client's callback connection stays silent for good).  served_before:
+ * c->served before this input.
+ */
+static void
+store_in_timers_update(struct store_conn *c, uint64_t served_before)
+{
+	const struct store_limits *l = &c->st->lim;
+
+	if (c->state == STORE_C_DEAD)
 		return;
-	if (c->ilen > 0) {
-		tv.tv_sec = ms / 1000;
-		tv.tv_usec = (ms % 1000) * 1000;
-		event_add(&c->idle, &tv);
-	} else if (event_pending(&c->idle, EV_TIMEOUT, NULL))
+	if (c->ilen == 0) {
 		event_del(&c->idle);
+		event_del(&c->deadline);
+		store_budget_forget(c);
+		return;
+	}
+	if (l->idle_timeout_ms != 0)
+		store_in_arm(&c->idle, l->idle_timeout_ms);
+	if (l->request_timeout_ms != 0 && (c->served != served_before ||
+	    !event_pending(&c->deadline, EV_TIMEOUT, NULL)))
+		store_in_arm(&c->deadline, l->request_timeout_ms);
 }
 
 /* A half-sent request sat idle too long. */
@@ -226,14 +263,44 @@ store_in_idlecb(evutil_socket_t fd, short what, void *arg)
 	    c->st->lim.idle_timeout_ms);
 }
 
+/* A request took longer than request-timeout from its first byte: drop
+ * the connection, logged at warn level at most once a second. */
+void
+store_in_deadlinecb(evutil_socket_t fd, short what, void *arg)
+{
+	struct store_conn *c = arg;
+	struct store *st = c->st;
+	time_t now = time(NULL);
+
+	if (now == st->deadline_logged) {
+		st->deadline_quiet++;
+		store_conn_drop(c, LOG_LVL_DEBUG, "request timeout: %zu bytes "
+		    "of a request after request-timeout=%ums", c->ilen,
+		    st->lim.request_timeout_ms);
+		return;
+	}
+	st->deadline_logged = now;
+	store_conn_drop(c, LOG_LVL_WARN, "request timeout: %zu bytes of a "
+	    "request after request-timeout=%ums (%llu more not logged since)",
+	    c->ilen, st->lim.request_timeout_ms,
+	    (unsigned long long)st->deadline_quiet);
+	st->deadline_quiet = 0;
+}
+
 /* The socket is readable: read once, serve, flush everything touched. */
 void
 store_in_readcb(evutil_socket_t fd, short what, void *arg)
 {
 	struct store_conn *c = arg;
 	struct store *st = c->st;
+	uint64_t served = c->served;
 	ssize_t n;
 
+	if (c->ilen > 0 && store_budget_full(st)) {
+		store_budget_pause(c);
+		if (c->paused)
+			return;
+	}
 	n = recv(fd, st->rbuf, sizeof st->rbuf, 0);
 	if (n == 0) {
 		store_conn_drop(c, c->ilen > 0 ? LOG_LVL_INFO : LOG_LVL_DEBUG,
@@ -249,7 +316,7 @@ store_in_readcb(evutil_socket_t fd, short what, void *arg)
 	st->stats.bytes_in += (uint64_t)n;
 	st->in_batch++;
 	store_in_bytes(c, st->rbuf, (size_t)n);
-	store_in_idle_update(c);
+	store_in_timers_update(c, served);
 	st->in_batch--;
 	store_out_flush_all(st);
 }

@@ -44,7 +44,7 @@ fr_send(void *conn, const struct rdzv_msg *m, void *arg)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct rdzv_io io = { fr_send };
+	static const struct rdzv_io io = { fr_send, NULL };
 	static struct event_base *base;
 	static char conns[FR_PEERS];
 	struct rdzv_peer *peer[FR_PEERS] = { NULL };

@@ -188,6 +188,13 @@ put("fuzz_config", "full", CONF.encode())
 put("fuzz_config", "quoted", b'host = "0.0.0.0"  # all\nlog-level = "debug"\nmax-input=4k\nmax-key-size=8k\n')
 put("fuzz_config", "bad", b"max-connections = -1\n")
 put("fuzz_config", "no-newline", b"port=0")
+put("fuzz_config", "bounds", b"max-input-total = 64M\nrequest-timeout = 30000\n"
+    b"max-jobs = 4096\nmax-jobs-per-address = 64\njob-orphan-timeout = 60000\n")
+
+# ---- /status strings made valid UTF-8 (first byte: output room - 1) ----
+put("fuzz_utf8", "ascii", b"\xff" + b"job-1")
+put("fuzz_utf8", "hostile", b"\xff" + b"job\xff\xfe\xc3\xed\xa0\x80\xf4\x90\x80\x80\xc0\xaf\"}]")
+put("fuzz_utf8", "multibyte-cut", b"\x04" + "h\u00e9\u20ac\U0001F600".encode())
 
 # ---- cgrun command line (site file, NUL, arguments) ----
 def argv(site, *args):

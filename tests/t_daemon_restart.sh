@@ -1,0 +1,167 @@
+#!/bin/sh
+# A graceful restart of cgrun-rdzvd goes unnoticed by a running job: two
+# agents run a 2-node job; the daemon gets SIGTERM (what systemctl restart
+# sends) and a new one starts on the same port within a second; the agents
+# reconnect within their keep-alive window, the job finishes with exit 0,
+# and no worker was ever restarted (one start per rank,
+# TORCHELASTIC_RESTART_COUNT 0).  Also: SIGTERM exits at once and says
+# so; the agents never hear FAIL.  Then the same after a worker failure
+# (round 1, restart count 1): the restarted daemon, which numbers rounds
+# from 0 again, gives the agents the places they run with, and their
+# workers go on.  Then a restart while one node is already DONE (its
+# worker exited 0) and the other still runs: the job still finishes.
+. "$CGRUN_TOP/tests/interop/lib.sh"
+. "$CGRUN_TOP/tests/multinode/lib.sh"
+
+# restart_rdzvd [FLAGS...]: a new daemon on $RDZVD_PORT (the old one's log
+# kept); waits (5 s) for its whole "listening on" line.
+n_restarts=0
+restart_rdzvd() {
+	n_restarts=$((n_restarts + 1))
+	mv "$T/rdzvd.log" "$T/rdzvd.$n_restarts.log"
+	rm -f "$T/rdzvd.out"	# the child truncates it only once it runs
+	"$RDZVD" -d -v --host 127.0.0.1 --port "$RDZVD_PORT" "$@" \
+	    >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
+	RDZVD_PID=$!
+	PIDS="$PIDS $RDZVD_PID"
+	i=0
+	while ! grep -q "^listening on 127.0.0.1:$RDZVD_PORT\$" "$T/rdzvd.out" 2>/dev/null; do
+		[ $i -ge 100 ] && { echo "FAIL: no new daemon on port $RDZVD_PORT"; cat "$T/rdzvd.log"; exit 1; }
+		sleep 0.05; i=$((i + 1))
+	done
+}
+start_rdzvd -v
+first_pid=$RDZVD_PID
+export OUT="$T/out"
+mkdir -p "$OUT"
+envworker "$T/w.sh"
+# Each worker counts its starts, then runs until $OUT/go exists (at most 40 s).
+cat >"$OUT/hook.sh" <<'EOS'
+echo "$RANK" >>"$OUT/starts"
+i=0
+while [ ! -f "$OUT/go" ] && [ $i -lt 400 ]; do sleep 0.1; i=$((i + 1)); done
+[ -f "$OUT/go" ] || exit 3
+exit 0
+EOS
+common="--nnodes=2 --nproc-per-node=1 --rdzv-id=restart --max-restarts=0 --rdzv-conf=$FAST_CONF --no-python $T/w.sh"
+agent a 127.0.0.2 $common
+agent b 127.0.0.3 $common
+wait_count "$OUT/env.0.2.*" 2 30 "workers of round 0"
+
+kill -TERM "$first_pid"
+i=0
+while kill -0 "$first_pid" 2>/dev/null; do
+	[ $i -ge 20 ] && { echo "FAIL: cgrun-rdzvd still running 2 s after SIGTERM"; stuck_report; exit 1; }
+	sleep 0.1; i=$((i + 1))
+done
+wait "$first_pid"
+rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: cgrun-rdzvd exited $rc on SIGTERM"; exit 1; }
+restart_rdzvd
+echo "ok: SIGTERM exited at once; a new daemon listens on port $RDZVD_PORT"
+
+# Both agents come back (c10d.c logs "connection ... restored").
+for n in a b; do
+	i=0
+	while ! grep -q 'restored' "$T/$n.log"; do
+		[ $i -ge 100 ] && { echo "FAIL: agent $n did not reconnect within 10 s"; stuck_report; exit 1; }
+		sleep 0.1; i=$((i + 1))
+	done
+done
+touch "$OUT/go"
+for n in a b; do expect_exit $n 30 0; done
+starts=$(wc -l <"$OUT/starts")
+[ "$starts" -eq 2 ] || { echo "FAIL: $starts worker starts, want 2 (a worker was restarted)"; cat "$OUT/starts"; exit 1; }
+ls "$OUT"/env.* | grep -v '/env\.0\.' &&
+	{ echo "FAIL: a worker ran with TORCHELASTIC_RESTART_COUNT > 0"; exit 1; }
+grep -l 'FAIL\|shutting down' "$T/a.log" "$T/b.log" &&
+	{ echo "FAIL: an agent heard the job fail"; exit 1; }
+grep -q 'exiting for a restart' "$T/rdzvd.1.log" ||
+	{ echo "FAIL: no restart line in the daemon's log"; cat "$T/rdzvd.1.log"; exit 1; }
+echo "ok: the job finished with exit 0 through a daemon restart; 2 worker starts, restart count 0"
+
+# Phase 2: rank 1 fails once (round 1, restart count 1), then a restart.
+rm -f "$OUT"/env.* "$OUT/starts" "$OUT/go"
+cat >"$OUT/hook.sh" <<'EOS'
+echo "$RANK.$TORCHELASTIC_RESTART_COUNT" >>"$OUT/starts"
+[ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$RANK" = 1 ] && exit 1
+i=0
+while [ ! -f "$OUT/go" ] && [ $i -lt 400 ]; do sleep 0.1; i=$((i + 1)); done
+[ -f "$OUT/go" ] || exit 3
+exit 0
+EOS
+common="--nnodes=2 --nproc-per-node=1 --rdzv-id=restart2 --max-restarts=1 --rdzv-conf=$FAST_CONF --no-python $T/w.sh"
+agent c 127.0.0.2 $common
+agent d 127.0.0.3 $common
+wait_count "$OUT/env.1.2.*" 2 30 "workers of round 1 (after the failure)"
+before=$(sort "$OUT/starts" | tr '\n' ' ')
+second_pid=$RDZVD_PID
+kill -TERM "$second_pid"
+wait "$second_pid"
+restart_rdzvd
+for n in c d; do
+	i=0
+	while ! grep -q 'workers go on' "$T/$n.log"; do
+		[ $i -ge 100 ] && { echo "FAIL: agent $n did not resume its round within 10 s"; stuck_report; exit 1; }
+		sleep 0.1; i=$((i + 1))
+	done
+done
+touch "$OUT/go"
+for n in c d; do expect_exit $n 30 0; done
+starts=$(sort "$OUT/starts" | tr '\n' ' ')
+# Rank 0 of attempt 0 may be stopped before it records its start.
+case "$before" in *"0.1 1.0 1.1 ") ;; *) echo "FAIL: worker starts before the restart: $before"; exit 1 ;; esac
+[ "$starts" = "$before" ] ||
+	{ echo "FAIL: worker starts $starts, were $before before the daemon restart"; exit 1; }
+ls "$OUT"/env.* | grep -q '/env\.2\.' && { echo "FAIL: a worker ran with restart count 2"; exit 1; }
+echo "ok: round 1 (restart count 1) went on through a daemon restart; no worker restarted"
+
+# Phase 3: rank 0 is done before the restart, rank 1 still runs.
+rm -f "$OUT"/env.* "$OUT/starts" "$OUT/go"
+cat >"$OUT/hook.sh" <<'EOS'
+echo "$RANK" >>"$OUT/starts"
+[ "$RANK" = 0 ] && exit 0
+i=0
+while [ ! -f "$OUT/go" ] && [ $i -lt 400 ]; do sleep 0.1; i=$((i + 1)); done
+[ -f "$OUT/go" ] || exit 3
+exit 0
+EOS
+third_pid=$RDZVD_PID
+kill -TERM "$third_pid"
+wait "$third_pid"
+restart_rdzvd --http-port=0
+i=0
+while ! hport=$(sed -n 's/^http listening on .*:\([0-9][0-9]*\)$/\1/p' "$T/rdzvd.out") || [ -z "$hport" ]; do
+	[ $i -ge 100 ] && { echo "FAIL: no http port"; exit 1; }
+	sleep 0.05; i=$((i + 1))
+done
+common="--nnodes=2 --nproc-per-node=1 --rdzv-id=restart3 --max-restarts=0 --rdzv-conf=$FAST_CONF --no-python $T/w.sh"
+agent e 127.0.0.2 $common
+agent f 127.0.0.3 $common
+wait_count "$OUT/env.0.2.*" 2 30 "workers of job restart3"
+# Until the daemon has rank 0's node DONE (its /status), at most 20 s.
+"$PY113" - "$hport" <<'EOP' || { stuck_report; exit 1; }
+import json, sys, time, urllib.request
+end = time.time() + 20
+while time.time() < end:
+    st = json.load(urllib.request.urlopen("http://127.0.0.1:%s/status" % sys.argv[1], timeout=5))
+    if any(n["state"] == "DONE" for j in st["jobs"] for n in j["nodes"]):
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit("FAIL: no node of restart3 DONE within 20 s")
+EOP
+fourth_pid=$RDZVD_PID
+kill -TERM "$fourth_pid"
+wait "$fourth_pid"
+restart_rdzvd
+# The new daemon forms round 0 from the agents' JOINs (their own round 0).
+i=0
+while ! grep -q 'round=0 decided' "$T/rdzvd.log"; do
+	[ $i -ge 100 ] && { echo "FAIL: no round decided by the new daemon within 10 s"; stuck_report; exit 1; }
+	sleep 0.1; i=$((i + 1))
+done
+touch "$OUT/go"
+for n in e f; do expect_exit $n 30 0; done
+[ "$(wc -l <"$OUT/starts")" -eq 2 ] || { echo "FAIL: worker starts: $(cat "$OUT/starts")"; exit 1; }
+echo "ok: a restart while one node was DONE: the job finished, no worker restarted"
+exit 0
