@@ -19,7 +19,7 @@ run() {
 	shift
 	mkdir -p "$T/$name"
 	for n in 2 3; do
-		env "$@" "$CGRUN" -v --rdzv-backend=etcd-v3 --rdzv-endpoint="$ETCD_ENDPOINTS" \
+		env "$@" "$CGRUN" -v --log-prefix=rank --rdzv-backend=etcd-v3 --rdzv-endpoint="$ETCD_ENDPOINTS" \
 			--local-addr=127.0.0.$n --nnodes=2 --nproc-per-node=2 --max-restarts=2 \
 			--rdzv-id="ddp-$name" --rdzv-conf="$ETCD_CONF" --no-python "$PY113" "$TRAIN" \
 			--steps 16 --ckpt-every 4 --ckpt-dir "$T/$name/ckpt" --out "$T/$name/final.pt" \

@@ -27,7 +27,7 @@ cat >"$O/job.sh" <<EOS
 #!/bin/sh
 # run NAME: one 2-node step of the example; its output in $O/NAME/out.
 run() {
-	srun -N2 "$CGRUN_BIN" -v --nproc-per-node=2 --max-restarts=2 \\
+	srun -N2 "$CGRUN_BIN" -v --log-prefix=rank --nproc-per-node=2 --max-restarts=2 \\
 		"$CGRUN_TOP/examples/ddp/train.py" --steps $STEPS --ckpt-every $EVERY \\
 		--ckpt-dir "$O/\$1/ckpt" --out "$O/\$1/final.pt" >"$O/\$1/out" 2>&1
 	echo \$? >"$O/\$1/rc"
