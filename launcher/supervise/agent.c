@@ -28,11 +28,12 @@
  * failure, a restart, a signal, a backend failure), so what happens once
  * they are gone is one cell of the table.
  *
- * The hang watchdog (issue 13, not built yet) plugs in here: a watchdog
- * object beside the attempt (supervise/watchdog.c) that sees progress per
- * rank and raises E_HUNG through agent_event(); in S_RUNNING E_HUNG will
- * take the stacks and then act like E_FAILED (stop for failure); in the
- * other states it is ignored.  WHERE A HANG IS DETECTED will be that file.
+ * The hang watchdog: a watchdog object beside the attempt (watchdog.c,
+ * WHERE A HANG IS DETECTED; torch's FileTimer in filetimer.c) sees
+ * progress per rank and raises E_HUNG through agent_event(); in S_RUNNING
+ * E_HUNG takes the stacks (agent_diagnose) and then acts like E_FAILED
+ * (stop for failure, a restart is spent); in the other states it is
+ * ignored.
  *
  * Stopping sends the signal to each worker's process group (grandchildren
  * too), waits --shutdown-timeout (E_GRACE), sends SIGKILL, and gives up on
@@ -59,6 +60,7 @@
 #include "round.h"
 #include "spawn.h"
 #include "store.h"
+#include "watchdog.h"
 
 #define AGENT_KILL_WAIT_SECS	10	/* exit wait after SIGKILL (D state) */
 #define AGENT_HOST_MAX		256
@@ -88,7 +90,7 @@ enum agent_ev {
 	E_BK_RESTART,	/* backend: stop the workers for a new round */
 	E_BK_FAIL,	/* backend: the job cannot go on */
 	E_BK_FINISHED,	/* backend: every node done */
-	/* E_HUNG: the hang watchdog (issue 13) will add its event here */
+	E_HUNG,		/* the watchdog: a rank is hung */
 	E_NEVENTS
 };
 
@@ -97,7 +99,7 @@ static const char *const state_names[] = { "rendezvous", "running",
 	"stopping-backend-failure", "done", "exit" };
 static const char *const event_names[] = { "round", "failed", "succeeded",
 	"gone", "signal", "kill", "forward", "grace", "kill-wait", "restart",
-	"fail", "finished" };
+	"fail", "finished", "hung" };
 
 struct agent {
 	struct event_base	*base;
@@ -123,6 +125,8 @@ struct agent {
 	int			 bk_status;
 	struct logdir		 logdir;
 	char			 host[AGENT_HOST_MAX];
+	struct watchdog		*wd;		/* or NULL */
+	struct watchdog_hang	 hang;		/* the last E_HUNG */
 };
 
 typedef void (*agent_action)(struct agent *);
@@ -156,6 +160,7 @@ agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (!attempt_all_gone(a->at))
 		return;
+	watchdog_end(a->wd);	/* the attempt's timers end with it */
 	attempt_failures(a->at, &n);
 	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
 }
@@ -184,8 +189,10 @@ agent_sigchld_cb(evutil_socket_t sig, short what, void *arg)
 	pid_t pid;
 	int status;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		watchdog_reaped(a->wd, pid);
 		attempt_reaped(a->at, pid, status);
+	}
 }
 
 /* Whether s is one of the stopping states (the grace timer runs). */
@@ -260,12 +267,18 @@ act_spawn(struct agent *a)
 	c.logdir = &a->logdir;
 	c.nproc = a->nproc;
 	c.hup_ignored = a->hup_ignored;
+	c.wd = a->wd;
 	c.on_failed = agent_failed_cb;
 	c.on_all_gone = agent_all_gone_cb;
 	c.arg = a;
 	agent_enter(a, S_RUNNING);
 	if ((a->at = attempt_new(&c)) == NULL)
 		snprintf(err, sizeof(err), "out of memory");
+	if (a->at != NULL && a->wd != NULL &&
+	    watchdog_begin(a->wd, a->nproc, err, sizeof(err)) == -1) {
+		attempt_free(a->at);
+		a->at = NULL;
+	}
 	if (a->at == NULL || attempt_start(a->at, err, sizeof(err)) == -1) {
 		log_warnx("cannot start workers: %s", err);
 		a->bk_status = CGRUN_EXIT_INTERNAL;
@@ -280,6 +293,46 @@ act_stop_failure(struct agent *a)
 {
 	snprintf(a->why, sizeof(a->why), "%s", attempt_why(a->at));
 	agent_stop(a, S_STOP_FAILURE, SIGTERM);
+}
+
+/*
+ * The diagnosis before anything is killed: the stacks of every local
+ * rank, grouped, the odd rank named (issue 13's other half fills this in).
+ */
+static void
+agent_diagnose(struct agent *a, const struct watchdog_hang *h)
+{
+	log_debug("diagnosis of the hang of local_rank=%d: no stack "
+	    "collector built in", h->lr);
+}
+
+/*
+ * RUNNING + hung: say which rank and why, take the stacks, then act as
+ * for a crash (stop the rest, spend a restart).  A FileTimer expiry first
+ * gets the signal its request named, sent to the requesting pid (as
+ * torch's server does).
+ */
+static void
+act_hung(struct agent *a)
+{
+	const struct watchdog_hang *h = &a->hang;
+	char sec[WATCHDOG_SECTION_MAX + 16] = "";
+
+	if (h->section[0] != '\0')
+		snprintf(sec, sizeof(sec), " section=%s", h->section);
+	log_warnx("rank hung rank=%d local_rank=%d idle=%.0fs timeout=%.0fs "
+	    "source=%s%s", a->round.rank_base + h->lr, h->lr, h->idle,
+	    h->timeout, h->source, sec);
+	agent_diagnose(a, h);
+	attempt_hung(a->at, h->lr, h->why);
+	if (h->pid > 0 && h->sig > 0) {
+		log_info("filetimer: sending SIG%s to pid=%d",
+		    options_signame(h->sig) ? options_signame(h->sig) : "?",
+		    (int)h->pid);
+		if (kill(h->pid, h->sig) == -1)
+			log_warn("kill pid=%d", (int)h->pid);
+	}
+	act_stop_failure(a);
 }
 
 /* STOPPING-FAILURE + all gone: the backend spends a restart (or fails). */
@@ -438,6 +491,7 @@ struct agent_cell {
 	[E_BK_RESTART] = restart,					\
 	[E_BK_FAIL] = DO(act_exit_bkfail),				\
 	[E_BK_FINISHED] = DO(act_finished),				\
+	[E_HUNG] = IGNORE("no workers running"),			\
 }
 
 /* The four stopping states: they differ in what follows "all gone". */
@@ -454,6 +508,7 @@ struct agent_cell {
 	[E_BK_RESTART] = IGNORE("already stopping"),			\
 	[E_BK_FAIL] = DO(bkfail),					\
 	[E_BK_FINISHED] = IGNORE("workers still stopping"),		\
+	[E_HUNG] = IGNORE("already stopping"),				\
 }
 
 /*
@@ -476,6 +531,7 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 		[E_BK_RESTART] = DO(act_stop_restart),
 		[E_BK_FAIL] = DO(act_stop_bkfail),
 		[E_BK_FINISHED] = IGNORE("workers still running"),
+		[E_HUNG] = DO(act_hung),
 	},
 	[S_STOP_FAILURE] = STOPPING_ROW(act_stopped_failure, act_stop_bkfail),
 	[S_STOP_RESTART] = STOPPING_ROW(act_stopped_restart, act_stop_bkfail),
@@ -543,6 +599,16 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 	if (a->stop_sig == 0)
 		a->stop_sig = sig;
 	agent_event(a, E_SIGSTOP);
+}
+
+/* Watchdog callback: a rank is hung (E_HUNG). */
+static void
+agent_hung_cb(void *arg, const struct watchdog_hang *h)
+{
+	struct agent *a = arg;
+
+	a->hang = *h;
+	agent_event(a, E_HUNG);
 }
 
 /* Backend callback: a round is ready (E_ROUND). */
@@ -643,6 +709,35 @@ agent_open_backend(struct agent *a, backend_new_fn fn, char *err,
 }
 
 /*
+ * The hang watchdog, when --hang-timeout or TORCHELASTIC_ENABLE_FILE_TIMER=1
+ * asks for it; the FileTimer FIFO is TORCHELASTIC_TIMER_FILE if set, else
+ * BASE/timer.fifo in the log directory.
+ */
+static int
+agent_open_watchdog(struct agent *a, char *err, size_t errlen)
+{
+	const struct cgrun_options *o = a->o;
+	const char *ft = getenv("TORCHELASTIC_ENABLE_FILE_TIMER");
+	struct watchdog_conf c;
+
+	memset(&c, 0, sizeof(c));
+	c.base = a->base;
+	c.hang_timeout = o->hang_timeout > 0 ? o->hang_timeout : 0;
+	c.first_timeout = options_hang_first(o);
+	c.progress_output = o->hang_progress != NULL &&
+	    strcmp(o->hang_progress, "output") == 0;
+	c.filetimer = ft != NULL && strcmp(ft, "1") == 0;
+	c.timer_path = getenv("TORCHELASTIC_TIMER_FILE");
+	c.dir = a->logdir.base;
+	c.on_hung = agent_hung_cb;
+	c.arg = a;
+	if (c.hang_timeout <= 0 && !c.filetimer)
+		return 0;
+	a->wd = watchdog_new(&c, err, errlen);
+	return a->wd != NULL ? 0 : -1;
+}
+
+/*
  * Install the signal events: SIGCHLD and every forwarded signal, except a
  * SIGHUP that was ignored when cgrun started (nohup).
  */
@@ -704,6 +799,9 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 	*status = CGRUN_EXIT_INTERNAL;
 	if (spawn_cmd_build(&a->cmd, o, err, errlen) == -1 ||
 	    logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
+		goto fail;
+	*status = CGRUN_EXIT_USAGE;
+	if (agent_open_watchdog(a, err, errlen) == -1)
 		goto fail;
 	*status = CGRUN_EXIT_RDZV;
 	if (agent_open_store(a, err, errlen) == -1)
@@ -791,6 +889,8 @@ agent_run(struct agent *a)
 	 * child of a worker that exited 0) does not outlive the job. */
 	attempt_signal(a->at, SIGKILL);
 	agent_finish(a);
+	watchdog_free(a->wd);		/* removes the FIFO */
+	a->wd = NULL;
 	logdir_cleanup(&a->logdir);
 	return a->exit_status;
 }
@@ -804,6 +904,7 @@ agent_free(struct agent *a)
 	if (a == NULL)
 		return;
 	attempt_free(a->at);
+	watchdog_free(a->wd);
 	if (a->bk != NULL)
 		a->bk->ops->free(a->bk);
 	if (a->store != NULL)

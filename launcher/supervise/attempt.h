@@ -18,6 +18,7 @@ struct plan;
 struct report_failure;
 struct round_info;
 struct spawn_cmd;
+struct watchdog;
 struct attempt;
 
 struct attempt_conf {
@@ -29,6 +30,7 @@ struct attempt_conf {
 	const struct logdir		*logdir;
 	int				 nproc;
 	int				 hup_ignored;
+	struct watchdog			*wd;		/* or NULL */
 	/* the first failure of the attempt (why: "rank 1 exit code 3") */
 	void	(*on_failed)(void *arg, const char *why);
 	/* every worker is gone (called once, maybe inside another call) */
@@ -54,6 +56,13 @@ void	attempt_signal(struct attempt *, int sig);
 void	attempt_stopping(struct attempt *);
 /* Give up on workers not gone after SIGKILL; they count as gone. */
 void	attempt_abandon(struct attempt *, int kill_wait_secs);
+
+/*
+ * Local rank lr is hung (the watchdog said why: "hung: no progress for
+ * 10 s"): it becomes the root cause and "rank R hung: ..." the attempt's
+ * why, whatever its exit status turns out to be.
+ */
+void	attempt_hung(struct attempt *, int lr, const char *why);
 
 /* Whether every worker is gone. */
 int	attempt_all_gone(const struct attempt *);
