@@ -78,7 +78,8 @@ done
 echo "ok: --hang-progress=output catches a rank that stops printing (also with --redirects)"
 
 # 4. never flagged: beating 3 s at 10 Hz, printing 1.2 s at 5 Hz, a
-#    worker that starts beating only after 2 s (first-progress timeout).
+#    worker that starts beating only after 2 s (first-progress timeout),
+#    Python's os.write() for 2.5 s with first and hang timeouts of 1 s.
 BEATS=30 timeout 60 "$CGRUN_BIN" --nproc-per-node=3 --hang-timeout=1 \
     --no-python ./beat.sh >ok1.out 2>&1 || fail "beating workers: exit $?"
 timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --hang-timeout=1 \
@@ -92,7 +93,13 @@ EOF
 chmod +x slow.sh
 timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --hang-timeout=1 --no-python ./slow.sh \
     >ok3.out 2>&1 || fail "slow start: exit $?"
-! grep -q "rank hung" ok1.out ok2.out ok3.out || fail "a healthy rank was flagged"
+# The documented Python line, with a first timeout shorter than the run.
+timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --hang-timeout=1 --hang-first-timeout=1 \
+    --no-python python3 -c 'import os, time
+for i in range(25):
+    os.write(int(os.environ["CGRUN_HEARTBEAT_FD"]), b"step")
+    time.sleep(0.1)' >ok4.out 2>&1 || fail "python heartbeats: exit $?"
+! grep -q "rank hung" ok1.out ok2.out ok3.out ok4.out || fail "a healthy rank was flagged"
 echo "ok: ranks that beat or print, or start slowly, are never flagged"
 
 # 5. --hang-first-timeout: a rank that never shows progress.
