@@ -30,7 +30,7 @@ command -v bash >/dev/null || { echo "skip: no bash for the workers"; exit 77; }
 cat >beat.sh <<'EOF'
 #!/bin/bash
 for i in $(seq "${BEATS:-5}"); do
-	printf 'step' >&"$CGRUN_HEARTBEAT_FD" || exit 9
+	printf 'step\n' >&"$CGRUN_HEARTBEAT_FD" || exit 9
 	sleep 0.1
 done
 echo "rank $RANK attempt $TORCHELASTIC_RESTART_COUNT done"
@@ -97,7 +97,7 @@ timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --hang-timeout=1 --no-python ./slow.s
 timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --hang-timeout=1 --hang-first-timeout=1 \
     --no-python python3 -c 'import os, time
 for i in range(25):
-    os.write(int(os.environ["CGRUN_HEARTBEAT_FD"]), b"step")
+    os.write(int(os.environ["CGRUN_HEARTBEAT_FD"]), b"step\n")
     time.sleep(0.1)' >ok4.out 2>&1 || fail "python heartbeats: exit $?"
 ! grep -q "rank hung" ok1.out ok2.out ok3.out ok4.out || fail "a healthy rank was flagged"
 echo "ok: ranks that beat or print, or start slowly, are never flagged"

@@ -182,7 +182,7 @@ hung_cb(void *arg, const struct watchdog_hang *h)
 static void
 beat_cb(evutil_socket_t fd, short what, void *arg)
 {
-	ck_assert_int_eq(send(*(int *)arg, "step", 4, MSG_DONTWAIT), 4);
+	ck_assert_int_eq(send(*(int *)arg, "step\n", 5, MSG_DONTWAIT), 5);
 }
 
 /* Stop the loop (the deadline of a test). */

@@ -1,5 +1,5 @@
 /*
- * heartbeat.c: cgrun_heartbeat() (cgrun/heartbeat.h): one datagram on the
+ * heartbeat.c: cgrun_heartbeat() (cgrun/heartbeat.h): one line on the
  * channel cgrun's watchdog gave this worker, never blocking.
  */
 #include <sys/socket.h>
@@ -38,7 +38,8 @@ hb_init(void)
 int
 cgrun_heartbeat(const char *section)
 {
-	size_t n = section != NULL ? strnlen(section,
+	char line[CGRUN_HEARTBEAT_SECTION_MAX + 1];
+	size_t i, n = section != NULL ? strnlen(section,
 	    CGRUN_HEARTBEAT_SECTION_MAX) : 0;
 
 	pthread_once(&hb_once, hb_init);
@@ -48,8 +49,10 @@ cgrun_heartbeat(const char *section)
 		errno = EINVAL;
 		return -1;
 	}
-	if (send(hb_fd, n > 0 ? section : "", n, MSG_DONTWAIT | MSG_NOSIGNAL)
-	    == -1)
+	for (i = 0; i < n; i++)		/* one line, whatever section holds */
+		line[i] = section[i] == '\n' ? ' ' : section[i];
+	line[n++] = '\n';
+	if (send(hb_fd, line, n, MSG_DONTWAIT | MSG_NOSIGNAL) == -1)
 		return -1;
 	return 0;
 }

@@ -3,11 +3,11 @@
  * (cgrun --hang-timeout=DURATION; see cgrun(1), HANG DETECTION).
  *
  * cgrun gives each worker a heartbeat channel: an inherited, non-blocking
- * AF_UNIX datagram socket whose descriptor number is in CGRUN_HEARTBEAT_FD.
- * One datagram is one sign of progress; its text, if any, names the
- * section the worker is in ("step", "checkpoint"), which cgrun shows when
- * the rank hangs.  Any language can send one, e.g. in Python:
- *	os.write(int(os.environ["CGRUN_HEARTBEAT_FD"]), b"step")
+ * AF_UNIX stream socket whose descriptor number is in CGRUN_HEARTBEAT_FD.
+ * Any write is a sign of progress; the last line names the section the
+ * worker is in ("step", "checkpoint"), which cgrun shows when the rank
+ * hangs.  Any language can send one, e.g. in Python:
+ *	os.write(int(os.environ["CGRUN_HEARTBEAT_FD"]), b"step\n")
  */
 #ifndef CGRUN_HEARTBEAT_H
 #define CGRUN_HEARTBEAT_H
@@ -22,13 +22,14 @@ extern "C" {
 #define CGRUN_HEARTBEAT_SECTION_MAX 64
 
 /*
- * Send one heartbeat, naming section (NULL or "": none).  Never blocks,
- * never prints, never raises SIGPIPE; safe from any thread.
+ * Send one heartbeat, the line section + "\n" (NULL or "": an empty
+ * line; newlines inside become spaces).  Never blocks, never prints,
+ * never raises SIGPIPE; safe from any thread.
  * Returns 0 when sent; 1 when there is no channel (CGRUN_HEARTBEAT_FD is
  * unset: not under cgrun, or its watchdog is off), so it can be called
  * unconditionally; -1 with errno otherwise: EAGAIN when the agent is
- * behind (heartbeats are already queued: progress is known, nothing is
- * lost), EINVAL when CGRUN_HEARTBEAT_FD is not a descriptor number, or
+ * far behind (some 200 KiB of heartbeats queued: progress is known,
+ * nothing is lost), EINVAL when CGRUN_HEARTBEAT_FD is not a descriptor number, or
  * the error of the send (EBADF, ENOTSOCK: the fd was closed or reused).
  * The variable is read once, at the first call.
  */

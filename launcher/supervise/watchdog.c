@@ -38,6 +38,8 @@ struct wd_rank {
 	enum wd_src	 src;
 	int		 fd, child_fd;	/* heartbeat channel ends */
 	struct event	*ev;
+	int		 paused;	/* ev off until the resume timer */
+	int		 eof;		/* the worker's end is closed */
 	char		 section[WATCHDOG_SECTION_MAX + 1];
 };
 
@@ -45,6 +47,7 @@ struct watchdog {
 	struct watchdog_conf	 c;
 	struct filetimer	*ft;
 	struct event		*tev;
+	struct event		*resume;	/* re-enables paused channels */
 	struct wd_rank		*r;
 	int			 n;
 	int			 fired;	/* on_hung called this attempt */
@@ -160,42 +163,102 @@ wd_timer_cb(evutil_socket_t fd, short what, void *arg)
 	wd_hung(wd, &h);
 }
 
-/* Keep a printable copy of a heartbeat's section name. */
+/*
+ * Keep a printable copy of the section of the last complete line in
+ * p[0..n) ("step\n"); text without a newline counts as progress only.
+ */
 static void
 wd_section(struct wd_rank *r, const char *p, size_t n)
 {
+	const char *b;
 	size_t i;
 
+	while (n > 0 && p[n - 1] != '\n')
+		n--;		/* a partial line: its section is not known */
 	while (n > 0 && (p[n - 1] == '\n' || p[n - 1] == '\r'))
 		n--;
 	if (n == 0)
 		return;
+	b = memrchr(p, '\n', n);
+	b = b != NULL ? b + 1 : p;
+	n -= (size_t)(b - p);
 	if (n > WATCHDOG_SECTION_MAX)
 		n = WATCHDOG_SECTION_MAX;
 	for (i = 0; i < n; i++)
-		r->section[i] = p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '?';
+		r->section[i] = b[i] >= 0x20 && b[i] < 0x7f ? b[i] : '?';
 	r->section[n] = '\0';
 }
 
-/* Heartbeats arrived: a bounded batch per loop turn, then one clock read. */
+/* The pause after a drained channel: WATCHDOG_QUIET_MS, at most 1/10 of
+ * the hang timeout. */
+static struct timeval
+wd_quiet(const struct watchdog *wd)
+{
+	double q = WATCHDOG_QUIET_MS / 1000.0;
+	struct timeval tv;
+
+	if (wd->c.hang_timeout / 10 < q)
+		q = wd->c.hang_timeout / 10;
+	tv.tv_sec = (time_t)q;
+	tv.tv_usec = (suseconds_t)((q - (double)tv.tv_sec) * 1e6);
+	return tv;
+}
+
+/*
+ * Heartbeats arrived: a bounded batch of reads per loop turn, then one
+ * clock read.  Once the channel is drained it is not watched for
+ * WATCHDOG_QUIET_MS (beats queue in the socket meanwhile): a rank beating
+ * at 1 kHz wakes the agent about 20 times a second, not 1000, and the time
+ * of its last progress is known to within that pause, far below any
+ * timeout.  At EOF (every copy of the worker's end closed) the channel is
+ * no longer watched.
+ */
 static void
 wd_beat_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct wd_rank *r = arg;
-	char buf[WATCHDOG_SECTION_MAX + 2];
-	ssize_t n = 0, got = -1;
+	struct watchdog *wd = r->wd;
+	struct timeval tv;
+	char buf[WATCHDOG_READ_MAX];
+	ssize_t n = -1, got = 0;
 	int i;
 
 	for (i = 0; i < WATCHDOG_BEATS_PER_READ; i++) {
-		if ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) < 0)
+		if ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) <= 0)
 			break;
 		got = n;
 	}
-	if (got < 0)
+	if (got > 0) {
+		wd_section(r, buf, (size_t)got);
+		if (r->active)
+			wd_progress(r, SRC_HEARTBEAT);
+	}
+	if (n > 0)
+		return;		/* more queued: the next loop turn */
+	event_del(r->ev);
+	if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+		r->eof = 1;
 		return;
-	wd_section(r, buf, (size_t)got);
-	if (r->active)
-		wd_progress(r, SRC_HEARTBEAT);
+	}
+	r->paused = 1;
+	if (!evtimer_pending(wd->resume, NULL)) {
+		tv = wd_quiet(wd);
+		evtimer_add(wd->resume, &tv);
+	}
+}
+
+/* The resume timer: watch every paused channel again. */
+static void
+wd_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct watchdog *wd = arg;
+	int i;
+
+	for (i = 0; i < wd->n; i++)
+		if (wd->r[i].paused && !wd->r[i].eof && wd->r[i].ev != NULL) {
+			wd->r[i].paused = 0;
+			event_add(wd->r[i].ev, NULL);
+		}
 }
 
 /* The current rank that owns pid (itself, or in its process group). */
@@ -255,7 +318,10 @@ watchdog_new(const struct watchdog_conf *c, char *err, size_t errlen)
 	struct watchdog *wd;
 
 	if ((wd = calloc(1, sizeof(*wd))) == NULL ||
-	    (wd->tev = evtimer_new(c->base, wd_timer_cb, wd)) == NULL) {
+	    (wd->tev = evtimer_new(c->base, wd_timer_cb, wd)) == NULL ||
+	    (wd->resume = evtimer_new(c->base, wd_resume_cb, wd)) == NULL) {
+		if (wd != NULL && wd->tev != NULL)
+			event_free(wd->tev);
 		free(wd);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -303,6 +369,7 @@ watchdog_end(struct watchdog *wd)
 	wd->r = NULL;
 	wd->n = 0;
 	evtimer_del(wd->tev);
+	evtimer_del(wd->resume);
 	filetimer_clear(wd->ft);
 }
 
@@ -316,6 +383,8 @@ watchdog_free(struct watchdog *wd)
 	filetimer_free(wd->ft);
 	if (wd->tev != NULL)
 		event_free(wd->tev);
+	if (wd->resume != NULL)
+		event_free(wd->resume);
 	free(wd);
 }
 
@@ -325,7 +394,7 @@ wd_channel(struct watchdog *wd, struct wd_rank *r)
 {
 	int sv[2];
 
-	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) == -1)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return -1;
 	r->fd = sv[0];
 	r->child_fd = sv[1];

@@ -5,15 +5,17 @@
  * event loop, with no process of its own.
  *
  * Signs of progress:
- *   heartbeat  a datagram on the rank's channel: libcgrun's
- *              cgrun_heartbeat(), or any write to the inherited fd named
- *              by CGRUN_HEARTBEAT_FD (a non-blocking AF_UNIX datagram
- *              socket; the datagram's text, if any, names the section)
+ *   heartbeat  bytes on the rank's channel: libcgrun's cgrun_heartbeat(),
+ *              or any write to the inherited fd named by
+ *              CGRUN_HEARTBEAT_FD (a non-blocking AF_UNIX stream socket;
+ *              the last complete line, if any, names the section)
  *   filetimer  any valid FileTimer request of the rank (filetimer.h)
  *   output     with --hang-progress=output, any line the rank writes
- * A heartbeat costs one recv and a clock read; the watchdog has ONE timer,
- * set to the earliest deadline of all ranks and re-armed only when it
- * fires, so a rank that beats at 1 kHz costs no timer work at all.
+ * Heartbeats cost a recv per 4 KiB; the watchdog has ONE timer, set to the
+ * earliest deadline of all ranks and re-armed only when it fires, so a
+ * rank that beats at 1 kHz costs no timer work at all; a drained channel
+ * is not watched for WATCHDOG_QUIET_MS (one shared resume timer), so the
+ * agent wakes at most about 20 times a second per rank, whatever the rate.
  *
  * A rank is hung when it showed no sign for its timeout, or when one of
  * its FileTimer timers expired with a signal; the owner's on_hung is then
@@ -27,7 +29,9 @@
 
 #define WATCHDOG_SECTION_MAX	64	/* bytes of a heartbeat's section */
 #define WATCHDOG_FIRST_DEFAULT	600	/* --hang-first-timeout (seconds) */
-#define WATCHDOG_BEATS_PER_READ	64	/* datagrams read per event */
+#define WATCHDOG_BEATS_PER_READ	16	/* reads per event */
+#define WATCHDOG_READ_MAX	4096	/* bytes per read */
+#define WATCHDOG_QUIET_MS	50	/* a drained channel's pause */
 
 struct event_base;
 struct watchdog;
