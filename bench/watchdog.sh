@@ -96,7 +96,9 @@ cat >"$OUT" <<EOM
 4 ranks heartbeat every 10 ms; rank 2 stops on attempt 0.  Latency = the first start of
 attempt 1 − rank 2's last heartbeat − the timeout (wall clock, ms): what cgrun adds to the
 timeout (noticing the hang, SIGTERM to every rank, all gone, the next round, the spawn).
-Median (min–max) over $RUNS runs.
+Median (min–max) over $RUNS runs.  It includes up to 50 ms from the channel's read pause (see
+below): a heartbeat is noticed when read, at most 50 ms late, so a hang is seen late by at
+most that, never early.
 
 | --hang-timeout | latency beyond the timeout (ms) |
 |---|---|
