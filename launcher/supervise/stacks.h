@@ -45,6 +45,7 @@ struct worker;
 struct stacks_target {
 	pid_t		 pid;		/* the rank's main process */
 	int		 rank, local_rank;
+	int		 node;		/* group rank, for the report */
 	struct worker	*w;		/* its stderr is tapped, or NULL */
 	int		 flagged;	/* the detector named this rank hung */
 };
