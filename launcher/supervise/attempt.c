@@ -169,11 +169,12 @@ attempt_record_failure(struct attempt *at, struct worker *w)
 	f->when_ms = now_ms();
 	f->after_stop = at->stopping;
 	f->attempt = at->c.round->restart_count;
-	if (at->nfail > 1 || at->diagnosing)
+	if (at->nfail > 1)
 		return;
 	report_describe(how, sizeof(how), f->status);
 	snprintf(at->why, sizeof(at->why), "rank %d %s", f->rank, how);
-	at->c.on_failed(at->c.arg, at->why);
+	if (!at->diagnosing)	/* a SIGABRT'd rank is part of the diagnosis */
+		at->c.on_failed(at->c.arg, at->why);
 }
 
 /* Whether every started worker has been reaped. */

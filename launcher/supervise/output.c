@@ -25,12 +25,12 @@ struct output {
 	int		 console_fd, file_fd, filter_fd;
 	char		 prefix[OUTPUT_PREFIX_MAX];
 	size_t		 prefixlen;
+	void		(*tap)(void *, const char *, size_t);	/* or NULL */
+	void		*tap_arg;
 	char		*filters[OUTPUT_FILTERS_MAX];
 	int		 nfilters;
 	void		(*on_eof)(void *);
 	void		*arg;
-	void		(*tap)(void *, const char *, size_t);	/* or NULL */
-	void		*tap_arg;
 	size_t		 len;
 	char		 buf[OUTPUT_LINE_MAX + 1];	/* + room for a '\n' */
 };

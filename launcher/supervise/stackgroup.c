@@ -188,11 +188,10 @@ stackgroup_summary(const struct stackgroup_rank *r, int n, char *buf,
 		return -1;
 	size = grp + n;
 	sg_assign(r, n, grp, size);
+	culprit = sg_odd(r, n, grp, size);
 	for (i = 0; i < n && culprit < 0; i++)
 		if (r[i].flagged)
 			culprit = r[i].rank;
-	if (culprit < 0)
-		culprit = sg_odd(r, n, grp, size);
 	while (done < n) {
 		for (best = -1, i = 0; i < n; i++)
 			if (grp[i] == i && size[i] > 0 && (best < 0 ||

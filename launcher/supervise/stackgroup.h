@@ -29,8 +29,9 @@ struct stackgroup_rank {
 
 /*
  * Write the summary of n ranks into buf (cut with "..." when it does not
- * fit); return the culprit: the first flagged rank, else the odd rank
- * out, else -1.
+ * fit); return the culprit: the odd rank out, else the first flagged
+ * rank (the detector's guess: every rank waiting on the hung one stops
+ * making progress too, so the first to time out is not always it), else -1.
  */
 int	stackgroup_summary(const struct stackgroup_rank *, int n, char *buf,
 	    size_t len);

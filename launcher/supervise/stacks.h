@@ -67,8 +67,8 @@ const char *stacks_summary(const struct stacks *);
 /* The full stacks' file, or "" (none written). */
 const char *stacks_path(const struct stacks *);
 /*
- * The rank the diagnosis blames: the flagged rank, else the one odd rank
- * out, else -1 (every rank in the same place, or no clear minority).
+ * The rank the diagnosis blames: the one odd rank out, else the flagged
+ * rank, else -1 (every rank in the same place, or no clear minority).
  */
 int	stacks_culprit(const struct stacks *);
 

@@ -21,5 +21,7 @@ void	worker_env_free(char **);
 
 /* In the agent, before any worker: OMP_NUM_THREADS=1 when nproc > 1. */
 void	worker_env_agent_defaults(int nproc);
+/* With a hang watchdog: PYTHONFAULTHANDLER=1 unless the user set it. */
+void	worker_env_faulthandler(int hang_watchdog);
 
 #endif
