@@ -286,7 +286,7 @@ stacks_write(struct stacks *s)
 static void
 stacks_finish(struct stacks *s)
 {
-	struct stackgroup_rank *g;
+	struct stackgroup_rank *g = NULL;
 	char where[512] = "";
 	int i;
 
@@ -294,7 +294,7 @@ stacks_finish(struct stacks *s)
 		return;
 	s->finished = 1;
 	event_del(s->tick);
-	if ((g = calloc((size_t)s->n, sizeof(*g))) != NULL) {
+	if (s->n > 0 && (g = calloc((size_t)s->n, sizeof(*g))) != NULL) {
 		for (i = 0; i < s->n; i++) {
 			g[i].rank = s->r[i].t.rank;
 			g[i].pid = s->r[i].t.pid;
@@ -377,8 +377,10 @@ stacks_collect(struct event_base *base, const struct stacks_target *t,
 	stackprobe_tools(&tools);
 	for (i = 0; i < s->n; i++)
 		stacks_start(&s->r[i], &tools);
-	if (s->n == 0)
+	if (s->n == 0) {
+		snprintf(s->summary, sizeof(s->summary), "no rank running");
 		stacks_finish(s);
+	}
 	return s;
 }
 
