@@ -54,7 +54,8 @@ static const char gdb_dump[] =
     "#3  0x00007ff441c6c8ec in clone3 () at clone3.S:81\n"
     "\n"
     "Thread 1 (Thread 0x7ff441b60740 (LWP 14129) \"hang\"):\n"
-    "#0  0x00007ff441c36df2 in __libc_pause () at pause.c:29\n"
+    "#0  0x00007ff441c36df2 in __libc_pause () at "
+    "../sysdeps/unix/sysv/linux/pause.c:29\n"
     "#1  0x000055d69b770165 in hang_here () at /tmp/hang.c:4\n"
     "#2  main () at /tmp/hang.c:5\n"
     "#3  0x00007f0000000000 in gloo::wait(std::chrono::duration<long>) () "
@@ -300,6 +301,31 @@ START_TEST(group_runs_missing_cut)
 }
 END_TEST
 
+/* The file and line shown are the first frame of the user's code. */
+START_TEST(group_user_frame)
+{
+	struct stackgroup_rank r;
+	char buf[256];
+
+	memset(&r, 0, sizeof(r));
+	r.d = parse("Stack (most recent call first):\n"
+	    "  File \"/usr/lib/python3.11/threading.py\", line 320 in wait\n"
+	    "  File \"/opt/v/lib/python3.13/site-packages/t/x.py\", line 2 in w\n"
+	    "  File \"<frozen importlib._bootstrap>\", line 1 in f\n"
+	    "  File \"/w/hang.py\", line 31 in hang_here\n"
+	    "  File \"/w/hang.py\", line 60 in main\n");
+	stackgroup_where(&r, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "wait <- w <- f <- hang_here (hang.py:31) <- main");
+	free((void *)(uintptr_t)r.d);
+	r.d = parse(gdb_dump);
+	r.pid = 14129;
+	stackgroup_where(&r, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "__libc_pause <- hang_here (hang.c:4) <- main <- "
+	    "gloo::wait <- ??");
+	free((void *)(uintptr_t)r.d);
+}
+END_TEST
+
 /* A native process that waits in a function of its own. */
 static void __attribute__((noinline, noreturn))
 stacks_test_hang_here(void)
@@ -425,6 +451,7 @@ test_suite(void)
 	tcase_add_test(tc, limits);
 	tcase_add_test(tc, group_odd_one_out);
 	tcase_add_test(tc, group_runs_missing_cut);
+	tcase_add_test(tc, group_user_frame);
 	tcase_add_test(tc, collect_proc);
 	tcase_add_test(tc, collect_gdb);
 	tcase_add_test(tc, collect_none);

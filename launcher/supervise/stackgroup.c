@@ -76,12 +76,37 @@ sg_base(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* Where a rank is, innermost frame with its file and line. */
+/*
+ * Whether a frame is the user's code rather than a library's: it has a
+ * file, not Python's own or an installed package's, not relative (a C
+ * library's "../sysdeps/..."), not "<frozen ...>".
+ */
+static int
+sg_user(const struct stackdump_frame *f)
+{
+	return f->file[0] != '\0' && f->file[0] != '.' && f->file[0] != '<' &&
+	    strstr(f->file, "/lib/python") == NULL &&
+	    strstr(f->file, "-packages/") == NULL;
+}
+
+/* The frame whose file and line are shown: the first user frame, or 0. */
+static int
+sg_shown_at(const struct stackdump *d, int t, int n)
+{
+	int i;
+
+	for (i = 0; i < n && i < STACKGROUP_SHOWN; i++)
+		if (sg_user(stackdump_frame(d, t, i)))
+			return i;
+	return 0;
+}
+
+/* Where a rank is: its innermost frames, one with its file and line. */
 static void
 sg_where(struct sg_out *o, const struct stackgroup_rank *r)
 {
 	const struct stackdump_frame *f;
-	int t = sg_main(r), i, n;
+	int t = sg_main(r), i, n, at;
 
 	if (t < 0) {
 		sg_put(o, "no stack (%s)", r->missing ? r->missing :
@@ -91,12 +116,13 @@ sg_where(struct sg_out *o, const struct stackgroup_rank *r)
 	n = r->d->threads[t].nframes;
 	if (n == 0)
 		sg_put(o, "no Python frame");
+	at = sg_shown_at(r->d, t, n);
 	for (i = 0; i < n && i < STACKGROUP_SHOWN; i++) {
 		f = stackdump_frame(r->d, t, i);
 		sg_put(o, "%s%s", i ? " <- " : "", f->func[0] ? f->func : "??");
-		if (i == 0 && f->file[0] != '\0' && f->line > 0)
+		if (i == at && f->file[0] != '\0' && f->line > 0)
 			sg_put(o, " (%s:%d)", sg_base(f->file), f->line);
-		else if (i == 0 && f->file[0] != '\0')
+		else if (i == at && f->file[0] != '\0')
 			sg_put(o, " (%s)", sg_base(f->file));
 	}
 	if (n > STACKGROUP_SHOWN || r->d->threads[t].cut)

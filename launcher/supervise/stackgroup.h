@@ -3,9 +3,11 @@
  * I/O).  Two ranks are in the same place when their main threads'
  * function names are the same, innermost first (addresses, files and line
  * numbers ignored: two ranks at different lines of one function wait in
- * the same call).  The summary names each group, largest first:
- *   "ranks 0,1,3 in backward <- backward <- train_step <- main;
- *    rank 2 in hang_here (hang.py:31) <- train_step <- main <- <module>"
+ * the same call).  The summary names each group, largest first, with the
+ * file and line of its first frame in the user's code (not Python's own
+ * library, an installed package or a relative C library path):
+ *   "ranks 0,1,3 in backward <- backward <- main (train.py:244) <- <module>;
+ *    rank 2 in wait <- wait <- hang_here (hang.py:31) <- main <- ..."
  * and the odd rank out is the only rank of the only smallest group, when
  * the other groups are larger (3 + 1: the 1; 2 + 2: nobody).
  */

@@ -67,12 +67,26 @@ stackprobe_tools(struct stackprobe_tools *t)
 	stackprobe_find("eu-stack", t->eustack, sizeof(t->eustack));
 }
 
-/* Whether pid runs a Python interpreter (its exe, or libpython mapped). */
+/* Whether a path's last component names a Python interpreter or library. */
+static int
+stackprobe_python_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strncmp(base, "python", 6) == 0 ||
+	    strncmp(base, "libpython", 9) == 0;
+}
+
+/*
+ * Whether pid runs a Python interpreter: its exe, or a python binary or
+ * libpython mapped (an interpreter started through a dynamic loader, as
+ * tests/torch26.sh does, has the loader as its exe).
+ */
 static int
 stackprobe_is_python(pid_t pid)
 {
-	char path[64], exe[PATH_MAX], line[512];
-	const char *base;
+	char path[64], exe[PATH_MAX], line[PATH_MAX + 128], *file;
 	ssize_t n;
 	FILE *fp;
 	int found = 0;
@@ -80,15 +94,17 @@ stackprobe_is_python(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	if ((n = readlink(path, exe, sizeof(exe) - 1)) > 0) {
 		exe[n] = '\0';
-		base = strrchr(exe, '/');
-		if (strncmp(base ? base + 1 : exe, "python", 6) == 0)
+		if (stackprobe_python_name(exe))
 			return 1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if ((fp = fopen(path, "re")) == NULL)
 		return 0;
-	while (!found && fgets(line, sizeof(line), fp) != NULL)
-		found = strstr(line, "/libpython") != NULL;
+	while (!found && fgets(line, sizeof(line), fp) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		found = (file = strchr(line, '/')) != NULL &&
+		    stackprobe_python_name(file);
+	}
 	fclose(fp);
 	return found;
 }
