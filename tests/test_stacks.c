@@ -301,6 +301,34 @@ START_TEST(group_runs_missing_cut)
 }
 END_TEST
 
+/* 1 + 1 (two ranks of a node): the one outside a collective is named. */
+START_TEST(group_outside_collective)
+{
+	static const char waits[] = "Stack (most recent call first):\n"
+	    "  File \"/usr/lib/python3/dist-packages/torch/autograd/"
+	    "__init__.py\", line 197 in backward\n"
+	    "  File \"/w/train.py\", line 244 in main\n";
+	struct stackgroup_rank r[2];
+	char buf[512];
+
+	memset(r, 0, sizeof(r));
+	r[0].rank = 2;
+	r[0].d = pyrank("hang_here", "main", 31);
+	r[1].rank = 3;
+	r[1].d = parse(waits);
+	ck_assert(!stackgroup_in_collective(&r[0]));
+	ck_assert(stackgroup_in_collective(&r[1]));
+	ck_assert_int_eq(stackgroup_summary(r, 2, buf, sizeof(buf)), 2);
+	/* both wait: the hung rank is elsewhere; nobody here is named */
+	free((void *)(uintptr_t)r[0].d);
+	r[0].d = parse(waits);
+	ck_assert_int_eq(stackgroup_summary(r, 2, buf, sizeof(buf)), -1);
+	ck_assert_str_eq(buf, "ranks 2,3 in backward <- main (train.py:244)");
+	free((void *)(uintptr_t)r[0].d);
+	free((void *)(uintptr_t)r[1].d);
+}
+END_TEST
+
 /* The file and line shown are the first frame of the user's code. */
 START_TEST(group_user_frame)
 {
@@ -452,6 +480,7 @@ test_suite(void)
 	tcase_add_test(tc, group_odd_one_out);
 	tcase_add_test(tc, group_runs_missing_cut);
 	tcase_add_test(tc, group_user_frame);
+	tcase_add_test(tc, group_outside_collective);
 	tcase_add_test(tc, collect_proc);
 	tcase_add_test(tc, collect_gdb);
 	tcase_add_test(tc, collect_none);

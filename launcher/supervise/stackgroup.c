@@ -180,6 +180,58 @@ sg_assign(const struct stackgroup_rank *r, int n, int *grp, int *size)
 	}
 }
 
+/*
+ * Whether a frame waits for other ranks: torch's collectives and autograd
+ * (DDP's all-reduce runs inside backward), gloo, c10d, NCCL, libcgrun's
+ * barrier and store waits.
+ */
+static int
+sg_collective_frame(const struct stackdump_frame *f)
+{
+	static const char *const files[] = { "/torch/distributed/",
+	    "/torch/autograd/", "/torch/nn/parallel/" };
+	static const char *const funcs[] = { "gloo::", "c10d::", "nccl",
+	    "cgrun_barrier", "cgrun_store_wait" };
+	size_t i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (strstr(f->file, files[i]) != NULL)
+			return 1;
+	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+		if (strncmp(f->func, funcs[i], strlen(funcs[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether a rank's main thread waits in a collective. */
+int
+stackgroup_in_collective(const struct stackgroup_rank *r)
+{
+	int t = sg_main(r), i;
+
+	for (i = 0; t >= 0 && i < r->d->threads[t].nframes; i++)
+		if (sg_collective_frame(stackdump_frame(r->d, t, i)))
+			return 1;
+	return 0;
+}
+
+/* The one rank with a stack outside a collective while others wait. */
+static int
+sg_outside(const struct stackgroup_rank *r, int n)
+{
+	int i, nin = 0, nout = 0, who = -1;
+
+	for (i = 0; i < n; i++) {
+		if (sg_main(&r[i]) < 0)
+			continue;
+		if (stackgroup_in_collective(&r[i]))
+			nin++;
+		else
+			nout++, who = r[i].rank;
+	}
+	return nin > 0 && nout == 1 ? who : -1;
+}
+
 /* The odd rank out: the one rank of the one smallest group, or -1. */
 static int
 sg_odd(const struct stackgroup_rank *r, int n, const int *grp,
@@ -214,7 +266,8 @@ stackgroup_summary(const struct stackgroup_rank *r, int n, char *buf,
 		return -1;
 	size = grp + n;
 	sg_assign(r, n, grp, size);
-	culprit = sg_odd(r, n, grp, size);
+	if ((culprit = sg_outside(r, n)) < 0)
+		culprit = sg_odd(r, n, grp, size);
 	for (i = 0; i < n && culprit < 0; i++)
 		if (r[i].flagged)
 			culprit = r[i].rank;

@@ -8,8 +8,11 @@
  * library, an installed package or a relative C library path):
  *   "ranks 0,1,3 in backward <- backward <- main (train.py:244) <- <module>;
  *    rank 2 in wait <- wait <- hang_here (hang.py:31) <- main <- ..."
- * and the odd rank out is the only rank of the only smallest group, when
- * the other groups are larger (3 + 1: the 1; 2 + 2: nobody).
+ * The culprit is the one rank outside a collective while the others wait
+ * in one (torch.distributed, autograd, gloo, c10d, NCCL, libcgrun's
+ * barrier: they wait for it), else the odd rank out: the only rank of
+ * the only smallest group, when the other groups are larger (3 + 1: the
+ * 1; 2 + 2: nobody), else the rank the detector flagged.
  */
 #ifndef CGRUN_STACKGROUP_H
 #define CGRUN_STACKGROUP_H
@@ -31,12 +34,14 @@ struct stackgroup_rank {
 
 /*
  * Write the summary of n ranks into buf (cut with "..." when it does not
- * fit); return the culprit: the odd rank out, else the first flagged
- * rank (the detector's guess: every rank waiting on the hung one stops
- * making progress too, so the first to time out is not always it), else -1.
+ * fit); return the culprit, or -1.  The detector's flag comes last: every
+ * rank waiting for the hung one stops making progress too, so the first
+ * to time out is not always it.
  */
 int	stackgroup_summary(const struct stackgroup_rank *, int n, char *buf,
 	    size_t len);
+/* Whether a rank's main thread waits for other ranks in a collective. */
+int	stackgroup_in_collective(const struct stackgroup_rank *);
 /* Whether ranks a and b are in the same place (both without stack too). */
 int	stackgroup_same(const struct stackgroup_rank *a,
 	    const struct stackgroup_rank *b);

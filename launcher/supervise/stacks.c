@@ -288,7 +288,7 @@ stacks_finish(struct stacks *s)
 {
 	struct stackgroup_rank *g = NULL;
 	char where[512] = "";
-	int i;
+	int i, waiting = 0;
 
 	if (s->finished)
 		return;
@@ -305,14 +305,16 @@ stacks_finish(struct stacks *s)
 		}
 		s->culprit = stackgroup_summary(g, s->n, s->summary,
 		    sizeof(s->summary));
-		for (i = 0; i < s->n; i++)
+		for (i = 0; i < s->n; i++) {
 			if (g[i].rank == s->culprit)
 				stackgroup_where(&g[i], where, sizeof(where));
+			waiting += stackgroup_in_collective(&g[i]);
+		}
 		free(g);
 	}
 	stacks_write(s);
 	report_hang(stderr, s->n > 0 ? s->r[0].t.node : 0, s->summary,
-	    s->culprit, where, s->path);
+	    s->culprit, where, s->n > 0 && waiting == s->n, s->path);
 	event_active(s->finish, EV_TIMEOUT, 1);
 }
 
