@@ -9,6 +9,7 @@
  * real event loop (stacks.c) of a native process through /proc and gdb,
  * done() called once on a later loop turn, stacks.txt written.
  */
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <signal.h>
@@ -443,6 +444,29 @@ START_TEST(collect_gdb)
 }
 END_TEST
 
+/* A gdb that cannot attach (prints no stack): /proc is read instead. */
+START_TEST(collect_gdb_fails)
+{
+	char dir[] = "/tmp/cgrun-fakegdb.XXXXXX", path[128], *old;
+	FILE *fp;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gdb", dir);
+	ck_assert_ptr_nonnull(fp = fopen(path, "w"));
+	fprintf(fp, "#!/bin/sh\necho 'ptrace: Operation not permitted.'\n");
+	fclose(fp);
+	chmod(path, 0755);
+	old = strdup(getenv("PATH"));
+	setenv("PATH", dir, 1);
+	collect_native("gdb", "rank 3 in ", "Operation not permitted");
+	collect_native("gdb", "rank 3 in ", "), /proc ===");
+	setenv("PATH", old, 1);
+	free(old);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 /* Nothing to collect: done() still comes once, later. */
 START_TEST(collect_none)
 {
@@ -483,6 +507,7 @@ test_suite(void)
 	tcase_add_test(tc, group_outside_collective);
 	tcase_add_test(tc, collect_proc);
 	tcase_add_test(tc, collect_gdb);
+	tcase_add_test(tc, collect_gdb_fails);
 	tcase_add_test(tc, collect_none);
 	suite_add_tcase(s, tc);
 	return s;

@@ -137,6 +137,8 @@ stacks_tap_cb(void *arg, const char *line, size_t len)
 		stacks_rank_enter(r, R_DONE, NULL);
 }
 
+static void stacks_start_proc(struct stacks_rank *);
+
 /* A helper's output: keep it; at EOF parse it all. */
 static void
 stacks_helper_cb(evutil_socket_t fd, short what, void *arg)
@@ -151,6 +153,14 @@ stacks_helper_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (r->raw != NULL)
 		stackdump_text(r->d, r->raw, r->rawlen);
+	if (r->d->nthreads == 0 && r->way != STACKPROBE_PYSPY) {
+		/* gdb may not attach (ptrace scope, no CAP_SYS_PTRACE) */
+		log_info("stacks rank=%d: %s printed no stack; reading /proc",
+		    r->t.rank, stackprobe_name(r->way));
+		stacks_rank_release(r);
+		stacks_start_proc(r);
+		return;
+	}
 	stacks_rank_enter(r, R_DONE, "the tool printed no stack");
 }
 
@@ -190,8 +200,15 @@ stacks_start_proc(struct stacks_rank *r)
 		stacks_rank_enter(r, R_DONE, "out of memory");
 		return;
 	}
-	r->rawlen = stackprobe_proc(r->t.pid, r->raw, STACKS_RAW_MAX);
+	r->way = STACKPROBE_PROC;
+	stackdump_init(r->d);
 	r->d->fmt = STACKDUMP_PROC;
+	if (r->rawlen > STACKS_RAW_MAX / 2)
+		r->rawlen = STACKS_RAW_MAX / 2;	/* the tool's words, cut */
+	if (r->rawlen > 0)
+		r->raw[r->rawlen++] = '\n';
+	r->rawlen += stackprobe_proc(r->t.pid, r->raw + r->rawlen,
+	    STACKS_RAW_MAX - r->rawlen);
 	stackdump_text(r->d, r->raw, r->rawlen);
 	stacks_rank_enter(r, R_DONE, "/proc unreadable");
 }
