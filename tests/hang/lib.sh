@@ -76,21 +76,22 @@ ddp_hang_suite() {
 	[ -n "$a" ] || fail "plain run printed no digest"
 	echo "plain sha256=$a"
 
-	ddp_run filetimer "$pycmd" "" TORCHELASTIC_ENABLE_FILE_TIMER=1 \
-		HANG_FILETIMER=5 HANG_AT_STEP=12 HANG_RANK=2
-	grep -q 'rank 2: hanging before step 12' "$T/filetimer.log" || fail "filetimer: no hang injected"
-	check_diagnosis "$T/filetimer.log" 0 2 hang_here hang_train.py
-	check_restarted_once "$T/filetimer.log"
-	b=$(digest "$T/filetimer.log")
-	[ "$a" = "$b" ] || fail "filetimer: final weights differ ($b, want $a)"
-	echo "ok: $label: FileTimer expires(after=5) caught rank 2's hang, restart, same weights"
+	hang_case filetimer "FileTimer expires(after=5)" "" \
+		TORCHELASTIC_ENABLE_FILE_TIMER=1 HANG_FILETIMER=5
+	hang_case output "--hang-timeout=5 --hang-progress=output" \
+		"--hang-timeout=5 --hang-progress=output" HANG_PRINT=1
+}
 
-	ddp_run output "$pycmd" "--hang-timeout=5 --hang-progress=output" \
-		HANG_PRINT=1 HANG_AT_STEP=12 HANG_RANK=2
-	grep -q 'rank 2: hanging before step 12' "$T/output.log" || fail "output: no hang injected"
-	check_diagnosis "$T/output.log" 0 2 hang_here hang_train.py
-	check_restarted_once "$T/output.log"
-	b=$(digest "$T/output.log")
-	[ "$a" = "$b" ] || fail "output: final weights differ ($b, want $a)"
-	echo "ok: $label: --hang-timeout=5 --hang-progress=output caught rank 2's hang, restart, same weights"
+# hang_case NAME WHAT CGRUN-ARGS [ENV...]: rank 2 hangs before step 12;
+# cgrun names it, restarts once, and the weights are the plain run's ($a).
+hang_case() {
+	name=$1 what=$2 args=$3
+	shift 3
+	ddp_run "$name" "$pycmd" "$args" "$@" HANG_AT_STEP=12 HANG_RANK=2
+	grep -q 'rank 2: hanging before step 12' "$T/$name.log" || fail "$name: no hang injected"
+	check_diagnosis "$T/$name.log" 0 2 hang_here hang_train.py
+	check_restarted_once "$T/$name.log"
+	b=$(digest "$T/$name.log")
+	[ "$a" = "$b" ] || fail "$name: final weights differ ($b, want $a)"
+	echo "ok: $label: $what caught rank 2's hang, one restart, same weights"
 }
