@@ -18,9 +18,11 @@ import os
 import sys
 import threading
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "..", "examples", "ddp"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples", "ddp"))
+sys.path.insert(0, os.path.join(HERE, "..", "interop"))
 import train  # noqa: E402  pylint: disable=wrong-import-position
+from gloo import no_libuv  # noqa: E402  pylint: disable=wrong-import-position
 
 _scope = []
 
@@ -57,6 +59,7 @@ def before_step(rank, attempt, step):
 
 if __name__ == "__main__":
     train.maybe_crash = before_step
+    no_libuv()  # Debian's torch 2.6 has no libuv (tests/interop/gloo.py)
     try:
         train.main()
     finally:
