@@ -31,6 +31,8 @@ struct attempt {
 	struct report_failure	*fail;
 	int			 nfail;
 	char			 why[512];	/* the first failure */
+	int			 hung_lr;	/* the hung rank, or -1 */
+	char			 hung_why[192];
 };
 
 /* Milliseconds since the epoch. */
@@ -68,6 +70,8 @@ attempt_new(const struct attempt_conf *c)
 	at->job.plan = c->plan;
 	at->job.cmd = c->cmd;
 	at->job.hup_ignored = c->hup_ignored;
+	at->job.wd = c->wd;
+	at->hung_lr = -1;
 	at->job.filter_out = at->job.filter_err = -1;
 	at->job.on_gone = attempt_gone_cb;
 	at->job.arg = at;
@@ -151,6 +155,21 @@ attempt_free(struct attempt *at)
 	free(at);
 }
 
+/* The hung rank's record f says why and moves to the front (root cause). */
+static void
+attempt_hung_first(struct attempt *at, struct report_failure *f)
+{
+	struct report_failure tmp;
+
+	snprintf(f->hung, sizeof(f->hung), "%s", at->hung_why);
+	if (f == &at->fail[0])
+		return;
+	tmp = *f;
+	memmove(&at->fail[1], &at->fail[0], (size_t)(f - at->fail) *
+	    sizeof(*f));
+	at->fail[0] = tmp;
+}
+
 /* Record a failed worker for the report; the first one is told. */
 static void
 attempt_record_failure(struct attempt *at, struct worker *w)
@@ -169,7 +188,9 @@ attempt_record_failure(struct attempt *at, struct worker *w)
 	f->when_ms = now_ms();
 	f->after_stop = at->stopping;
 	f->attempt = at->c.round->restart_count;
-	if (at->nfail > 1)
+	if (f->local_rank == at->hung_lr)
+		attempt_hung_first(at, f);
+	if (at->nfail > 1 || at->hung_lr >= 0)
 		return;
 	report_describe(how, sizeof(how), f->status);
 	snprintf(at->why, sizeof(at->why), "rank %d %s", f->rank, how);
@@ -202,7 +223,7 @@ attempt_reaped(struct attempt *at, pid_t pid, int status)
 	if (w == NULL)
 		return 0;
 	worker_reaped(w, status);
-	if (status != 0)
+	if (status != 0 || (at->hung_lr >= 0 && w == at->w[at->hung_lr]))
 		attempt_record_failure(at, w);
 	/* leftovers (a background grandchild) hold the pipes open */
 	if (worker_state(w) == WORKER_EXITED && attempt_all_reaped(at))
@@ -240,6 +261,18 @@ attempt_abandon(struct attempt *at, int kill_wait_secs)
 
 	for (i = 0; at != NULL && i < at->nw; i++)
 		worker_abandon(at->w[i], kill_wait_secs);
+}
+
+/* Local rank lr is hung: root cause of this attempt, with the reason. */
+void
+attempt_hung(struct attempt *at, int lr, const char *why)
+{
+	if (at == NULL || lr < 0 || lr >= at->nw || at->hung_lr >= 0)
+		return;
+	at->hung_lr = lr;
+	snprintf(at->hung_why, sizeof(at->hung_why), "%s", why);
+	snprintf(at->why, sizeof(at->why), "rank %d %s",
+	    worker_rank(at->w[lr]), why);
 }
 
 /* Whether every worker is gone (an attempt with no workers is). */

@@ -18,6 +18,7 @@ struct plan;
 struct report_failure;
 struct round_info;
 struct spawn_cmd;
+struct watchdog;
 struct attempt;
 struct stacks;
 
@@ -30,6 +31,7 @@ struct attempt_conf {
 	const struct logdir		*logdir;
 	int				 nproc;
 	int				 hup_ignored;
+	struct watchdog			*wd;		/* or NULL */
 	/* the first failure of the attempt (why: "rank 1 exit code 3") */
 	void	(*on_failed)(void *arg, const char *why);
 	/* every worker is gone (called once, maybe inside another call) */
@@ -66,6 +68,13 @@ void	attempt_abandon(struct attempt *, int kill_wait_secs);
  */
 struct stacks *attempt_stacks(struct attempt *, int flagged, int timeout_ms,
 	    void (*done)(void *arg, const char *summary), void *arg);
+/*
+ * Local rank lr is hung (the watchdog said why: "hung: no progress for
+ * 10 s"): it becomes the root cause and "rank R hung: ..." the attempt's
+ * why, whatever its exit status turns out to be.
+ */
+void	attempt_hung(struct attempt *, int lr, const char *why);
+
 /* Whether every worker is gone. */
 int	attempt_all_gone(const struct attempt *);
 /* How the first failure ended ("rank 1 exit code 3"), or "". */

@@ -30,6 +30,7 @@ struct output {
 	char		*filters[OUTPUT_FILTERS_MAX];
 	int		 nfilters;
 	void		(*on_eof)(void *);
+	void		(*on_lines)(void *);
 	void		*arg;
 	size_t		 len;
 	char		 buf[OUTPUT_LINE_MAX + 1];	/* + room for a '\n' */
@@ -206,6 +207,8 @@ output_flush(struct output *o, int force)
 		nl = cr;
 	if (nl != NULL)
 		output_emit(o, (size_t)(nl - o->buf) + 1);
+	if (nl != NULL && o->on_lines != NULL)
+		o->on_lines(o->arg);
 	if (o->len > 0 && (force || o->len == OUTPUT_LINE_MAX)) {
 		o->buf[o->len++] = '\n';
 		output_emit(o, o->len);
@@ -280,6 +283,7 @@ output_new(struct event_base *base, int fd, const struct output_conf *c)
 	o->file_fd = c->file_fd;
 	o->filter_fd = c->filter_fd;
 	o->on_eof = c->on_eof;
+	o->on_lines = c->on_lines;
 	o->arg = c->arg;
 	o->prefixlen = strlen(c->prefix ? c->prefix : "");
 	if (o->prefixlen >= sizeof(o->prefix))

@@ -25,6 +25,8 @@ struct output_conf {
 	int		 filter_fd;	/* not owned, or -1 */
 	const char	*filters;	/* comma list ("," as ",,"), or NULL */
 	void		(*on_eof)(void *arg);	/* after the last byte */
+	void		(*on_lines)(void *arg);	/* whole lines were written
+						 * (once per batch), or NULL */
 	void		*arg;
 };
 

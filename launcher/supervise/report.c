@@ -132,6 +132,11 @@ report_line(FILE *fp, const char *lead, const struct report_failure *f,
 		    strerror(f->exec_errno), WEXITSTATUS(f->status));
 	else
 		report_describe(how, sizeof(how), f->status);
+	if (f->hung[0] != '\0') {
+		fprintf(fp, "%srank %d (local_rank %d, node %d) %s\n", lead,
+		    f->rank, f->local_rank, f->group_rank, f->hung);
+		lead = "  then: ";
+	}
 	fprintf(fp, "%srank %d (local_rank %d, node %d) %s%s at %s (pid %d, "
 	    "attempt %d)\n", lead, f->rank, f->local_rank, f->group_rank, how,
 	    f->after_stop ? " after cgrun stopped it" : "", when, (int)f->pid,

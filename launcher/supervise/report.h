@@ -19,6 +19,7 @@ struct report_failure {
 	int	attempt;		/* TORCHELASTIC_RESTART_COUNT */
 	char	error_file[PATH_MAX];	/* TORCHELASTIC_ERROR_FILE */
 	char	log_file[PATH_MAX];	/* stderr log, or "" */
+	char	hung[192];		/* the watchdog's reason, or "" */
 };
 
 struct report {

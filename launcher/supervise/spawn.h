@@ -1,7 +1,8 @@
 /*
  * spawn.h: the worker command (resolved once per job) and starting one
  * worker process: its own process group, default signal handlers and an
- * empty mask, PR_SET_PDEATHSIG (it never outlives the agent), fds 0-2 only,
+ * empty mask, PR_SET_PDEATHSIG (it never outlives the agent), fds 0-2 only
+ * (and keep_fd),
  * its CPU/memory binding, then exec.  An exec failure makes the child exit
  * 126 (found, not executable) or 127 (not found), and its errno can be read
  * back after the child was reaped.
@@ -37,6 +38,8 @@ struct spawn_req {
 	int			 out_fd, err_fd;	/* the child's fd 1 and 2 */
 	const struct plan	*plan;			/* or NULL */
 	int			 hup_ignored;	/* keep SIGHUP ignored (nohup) */
+	int			 keep_fd;	/* > 2: inherited as is (the
+						 * heartbeat channel) */
 };
 
 /*

@@ -65,6 +65,7 @@ struct stacks {
 	int			 culprit, finished;
 	char			 path[PATH_MAX], dir[PATH_MAX];
 	char			 summary[STACKS_SUMMARY_MAX];
+	char			 where[512];	/* the culprit's place */
 };
 
 /* Keep raw dump text for stacks.txt (cut at STACKS_RAW_MAX). */
@@ -304,7 +305,7 @@ static void
 stacks_finish(struct stacks *s)
 {
 	struct stackgroup_rank *g = NULL;
-	char where[512] = "";
+	char *where = s->where;
 	int i, waiting = 0;
 
 	if (s->finished)
@@ -324,7 +325,7 @@ stacks_finish(struct stacks *s)
 		    sizeof(s->summary));
 		for (i = 0; i < s->n; i++) {
 			if (g[i].rank == s->culprit)
-				stackgroup_where(&g[i], where, sizeof(where));
+				stackgroup_where(&g[i], where, sizeof(s->where));
 			waiting += stackgroup_in_collective(&g[i]);
 		}
 		free(g);
@@ -436,6 +437,13 @@ const char *
 stacks_path(const struct stacks *s)
 {
 	return s->path;
+}
+
+/* Where the culprit is ("wait <- hang_here (x.py:3) <- main"), or "". */
+const char *
+stacks_where(const struct stacks *s)
+{
+	return s->finished ? s->where : "";
 }
 
 /* The rank blamed, or -1. */

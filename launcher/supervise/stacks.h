@@ -66,6 +66,8 @@ void	stacks_free(struct stacks *);
 const char *stacks_summary(const struct stacks *);
 /* The full stacks' file, or "" (none written). */
 const char *stacks_path(const struct stacks *);
+/* Where the culprit is ("wait <- hang_here (x.py:3) <- main"), or "". */
+const char *stacks_where(const struct stacks *);
 /*
  * The rank the diagnosis blames: the one odd rank out, else the flagged
  * rank, else -1 (every rank in the same place, or no clear minority).

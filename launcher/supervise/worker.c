@@ -23,6 +23,7 @@
 #include "round.h"
 #include "spawn.h"
 #include "template.h"
+#include "watchdog.h"
 #include "worker.h"
 #include "worker_env.h"
 
@@ -154,6 +155,24 @@ worker_prefix(struct worker *w, char *buf, size_t len)
 	template_expand(tmpl, v, 4, buf, len);
 }
 
+/* output's on_lines: a sign of progress with --hang-progress=output. */
+static void
+worker_lines_cb(void *arg)
+{
+	struct worker *w = arg;
+
+	watchdog_output(w->job->wd, w->lr);
+}
+
+/* Whether the watchdog needs to see this worker's output lines. */
+static int
+worker_watch_output(const struct worker *w)
+{
+	const char *p = w->job->opts->hang_progress;
+
+	return w->job->wd != NULL && p != NULL && strcmp(p, "output") == 0;
+}
+
 /* Start reading pipe fd rfd of stream s into w->out or w->err; -1 if not. */
 static int
 worker_reader(struct worker *w, int s, int rfd, int file, char *prefix,
@@ -170,6 +189,7 @@ worker_reader(struct worker *w, int s, int rfd, int file, char *prefix,
 	c.filter_fd = s == 1 ? w->job->filter_out : w->job->filter_err;
 	c.filters = s == 1 ? o->dup_stdout_filters : o->dup_stderr_filters;
 	c.on_eof = worker_eof_cb;
+	c.on_lines = worker_watch_output(w) ? worker_lines_cb : NULL;
 	c.arg = w;
 	if ((out = output_new(w->job->base, rfd, &c)) == NULL)
 		return -1;
@@ -193,6 +213,7 @@ worker_stream(struct worker *w, int s, char *prefix)
 	int red = options_std_for(&o->redirects, w->lr) & s;
 	int tee = options_std_for(&o->tee, w->lr) & s;
 	int shown = options_rank_shown(o, w->lr);
+	int watch = worker_watch_output(w);	/* needs a pipe */
 	const char *filters = s == 1 ? o->dup_stdout_filters :
 	    o->dup_stderr_filters;
 	char path[PATH_MAX];
@@ -203,9 +224,9 @@ worker_stream(struct worker *w, int s, char *prefix)
 		return -1;
 	if (s == 2 && file >= 0)
 		snprintf(w->stderr_log, sizeof(w->stderr_log), "%s", path);
-	if (filters == NULL && red && !tee)
+	if (filters == NULL && red && !tee && !watch)
 		return file;
-	if (filters == NULL && !shown && file == -1)
+	if (filters == NULL && !shown && file == -1 && !watch)
 		return open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (pipe2(p, O_CLOEXEC) == -1) {
 		if (file >= 0)
@@ -221,6 +242,23 @@ worker_stream(struct worker *w, int s, char *prefix)
 		return -1;
 	}
 	return p[1];
+}
+
+/* The watchdog's variables: CGRUN_HEARTBEAT_FD, TORCHELASTIC_TIMER_FILE. */
+static int
+worker_watchdog_env(struct worker *w, char ***env)
+{
+	const char *tf = watchdog_timer_file(w->job->wd);
+	int fd = watchdog_child_fd(w->job->wd, w->lr);
+	char num[16];
+
+	snprintf(num, sizeof(num), "%d", fd);
+	if (fd >= 0 && worker_env_put(env, "CGRUN_HEARTBEAT_FD", num) == -1)
+		return -1;
+	if (tf != NULL && worker_env_put(env, "TORCHELASTIC_TIMER_FILE", tf)
+	    == -1)
+		return -1;
+	return 0;
 }
 
 /* Fork and exec with the child's fds 1 and 2; the pid, or -1 with err. */
@@ -242,11 +280,17 @@ worker_spawn(struct worker *w, int fd1, int fd2, char *err, size_t errlen)
 	req.err_fd = fd2;
 	req.plan = job->plan;
 	req.hup_ignored = job->hup_ignored;
-	if (fd1 == -1 || fd2 == -1 || env == NULL)
+	req.keep_fd = watchdog_child_fd(job->wd, w->lr);
+	if (fd1 == -1 || fd2 == -1 || env == NULL ||
+	    worker_watchdog_env(w, &env) == -1)
 		snprintf(err, errlen, "worker %d: %s", w->lr, strerror(errno));
-	else
+	else {
+		req.envp = env;		/* worker_env_put may move it */
 		pid = spawn_worker(&req, &w->exec_fd, err, errlen);
+	}
 	worker_env_free(env);
+	if (pid > 0)
+		watchdog_started(job->wd, w->lr, pid);
 	return pid;
 }
 

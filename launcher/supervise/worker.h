@@ -31,6 +31,7 @@ struct plan;
 struct report_failure;
 struct round_info;
 struct spawn_cmd;
+struct watchdog;
 struct worker;
 
 enum worker_state {
@@ -51,6 +52,7 @@ struct worker_job {
 	int				 hup_ignored;	/* nohup */
 	int				 filter_out;	/* filtered_*.log, or -1 */
 	int				 filter_err;
+	struct watchdog			*wd;		/* or NULL */
 	void				(*on_gone)(void *arg);
 	void				*arg;
 };

@@ -149,6 +149,21 @@ worker_env_build(const struct cgrun_options *o, const struct round_info *r,
 	return e.v;
 }
 
+/* Set name=value in an environment from worker_env_build(); 0 or -1. */
+int
+worker_env_put(char ***envp, const char *name, const char *value)
+{
+	struct envv e = { *envp, 0, 0 };
+
+	while (e.v[e.n] != NULL)
+		e.n++;
+	e.cap = e.n + 1;	/* full: envv_set grows it */
+	if (envv_set(&e, name, value) == -1)
+		return -1;
+	*envp = e.v;
+	return 0;
+}
+
 /* Free an environment from worker_env_build(). */
 void
 worker_env_free(char **env)

@@ -214,6 +214,15 @@ put("fuzz_errorfile", "string", b'{"message": "plain text", "errorCode": 3}')
 put("fuzz_errorfile", "nested", b'{"message": {"message": ["x", {"y": null}], "extraInfo": 7}}')
 put("fuzz_errorfile", "empty", b"{}")
 
+# ---- torch FileTimer request lines (the agent's FIFO) ----
+put("fuzz_filetimer", "acquire", b'{"version": 1, "pid": 1234, "scope_id": "train.py#12", '
+    b'"expiration_time": 1700000010.5, "signal": 9}')
+put("fuzz_filetimer", "release", b'{"version": 1, "pid": 1234, "scope_id": "train.py#12", '
+    b'"expiration_time": -1, "signal": 0}\n')
+put("fuzz_filetimer", "lines", b'{"pid": 7, "scope_id": "a", "expiration_time": 1, "signal": 15}\n'
+    b'not json\n{"version": 2, "pid": 1, "scope_id": 3}\n{"pid": 1.5}\n')
+put("fuzz_filetimer", "deep", b'{"a": [[[[[1]]]]], "pid": 1, "scope_id": "s", "expiration_time": 1, "signal": 9}')
+
 # ---- worker environment (NUL-separated NAME=value entries) ----
 def envb(*kv):
     return b"\0".join(k.encode() for k in kv)
