@@ -19,6 +19,9 @@
  *   spawn.c       fork and exec of one worker process.
  *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
  *   report.c      the failure report and the exit status it implies.
+ *   stacks.c      a hang's diagnosis: every rank's stacks (stackprobe.c:
+ *                 fault handler, py-spy, gdb, eu-stack, /proc), parsed
+ *                 (stackdump.c), grouped, the culprit named (stackgroup.c).
  *
  * The supervisor is a state machine driven only through agent_event(),
  * which looks the action up in agent_actions[state][event] (every cell
@@ -31,9 +34,11 @@
  * The hang watchdog: a watchdog object beside the attempt (watchdog.c,
  * WHERE A HANG IS DETECTED; torch's FileTimer in filetimer.c) sees
  * progress per rank and raises E_HUNG through agent_event(); in S_RUNNING
- * E_HUNG takes the stacks (agent_diagnose) and then acts like E_FAILED
- * (stop for failure, a restart is spent); in the other states it is
- * ignored.
+ * E_HUNG starts taking every rank's stacks (stacks.c, WHERE A HANG IS
+ * DIAGNOSED) and enters S_DIAGNOSE, where worker exits are expected (a
+ * Python rank dies of the SIGABRT that makes it dump); E_STACKS then makes
+ * the rank the stacks name the root cause and acts like E_FAILED (stop
+ * for failure, a restart is spent); in the other states E_HUNG is ignored.
  *
  * Stopping sends the signal to each worker's process group (grandchildren
  * too), waits --shutdown-timeout (E_GRACE), sends SIGKILL, and gives up on

@@ -12,13 +12,16 @@
  * every rank is DONE the summary is made, stacks.txt written, the report
  * lines printed, and done() called from the next loop turn.
  */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -52,6 +55,8 @@ struct stacks_rank {
 	struct event		*hev;
 	char			*raw;		/* what the dump said, as is */
 	size_t			 rawlen;
+	char			*logfile;	/* stderr's file when no pipe */
+	off_t			 logoff;	/* its size before the SIGABRT */
 };
 
 struct stacks {
@@ -165,15 +170,57 @@ stacks_helper_cb(evutil_socket_t fd, short what, void *arg)
 	stacks_rank_enter(r, R_DONE, "the tool printed no stack");
 }
 
+/*
+ * A rank whose stderr goes straight to its log file (--redirects without
+ * --tee): note the file's size; the dump is read from there once the
+ * rank is dead.  0, or -1 when there is no such file.
+ */
+static int
+stacks_logfile(struct stacks_rank *r)
+{
+	struct report_failure *f;
+	struct stat st;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -1;
+	worker_failure(r->t.w, f);
+	if (f->log_file[0] != '\0' && stat(f->log_file, &st) == 0)
+		r->logfile = strdup(f->log_file);
+	if (r->logfile != NULL)
+		r->logoff = st.st_size;
+	free(f);
+	return r->logfile != NULL ? 0 : -1;
+}
+
+/* The dump a dead rank wrote to its log file after logoff. */
+static void
+stacks_read_logfile(struct stacks_rank *r)
+{
+	char buf[8192];
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(r->logfile, O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	if (lseek(fd, r->logoff, SEEK_SET) == r->logoff)
+		while (r->rawlen < STACKS_RAW_MAX &&
+		    (n = read(fd, buf, sizeof(buf))) > 0)
+			stacks_raw(r, buf, (size_t)n);
+	close(fd);
+	if (r->raw != NULL)
+		stackdump_text(r->d, r->raw, r->rawlen);
+}
+
 /* SIGABRT for the fault handler, its dump read from the tapped stderr. */
 static void
 stacks_start_faulthandler(struct stacks_rank *r)
 {
-	if (r->t.w == NULL || worker_tap(r->t.w, stacks_tap_cb, r) == -1) {
+	if (r->t.w != NULL && worker_tap(r->t.w, stacks_tap_cb, r) == 0)
+		r->tapped = 1;
+	else if (r->t.w == NULL || stacks_logfile(r) == -1) {
 		stacks_rank_enter(r, R_DONE, "stderr not read by cgrun");
 		return;
 	}
-	r->tapped = 1;
 	if (kill(r->t.pid, SIGABRT) == -1)
 		stacks_rank_enter(r, R_DONE, "already gone");
 }
@@ -252,8 +299,12 @@ stacks_tick_cb(evutil_socket_t fd, short what, void *arg)
 			continue;
 		if (r->dead_ms < 0 && stackprobe_dead(r->t.pid))
 			r->dead_ms = 0;
-		else if (r->dead_ms >= 0 &&
-		    (r->dead_ms += STACKS_TICK_MS) >= STACKS_SETTLE_MS)
+		else if (r->dead_ms >= 0)
+			r->dead_ms += STACKS_TICK_MS;
+		if (r->dead_ms >= 0 && r->logfile != NULL)
+			stacks_read_logfile(r);		/* all written */
+		if ((r->dead_ms >= 0 && r->logfile != NULL) ||
+		    r->dead_ms >= STACKS_SETTLE_MS)
 			stacks_rank_enter(r, R_DONE, "died without a dump "
 			    "(fault handler off?)");
 	}
@@ -416,6 +467,7 @@ stacks_free(struct stacks *s)
 		stacks_rank_release(&s->r[i]);
 		free(s->r[i].d);
 		free(s->r[i].raw);
+		free(s->r[i].logfile);
 	}
 	free(s->r);
 	if (s->tick != NULL)

@@ -11,7 +11,9 @@
  *                              PYTHONFAULTHANDLER=1, worker_env.c) dumps
  *                              every thread to the rank's stderr, which is
  *                              tapped (worker_tap) until the dump ended
- *                              (stderr EOF, or the process is gone)
+ *                              (stderr EOF, or the process is gone), or
+ *                              read from its log file once it is dead
+ *                              (--redirects without --tee: no pipe)
  *   native, gdb installed      `gdb -batch -p PID -ex 'thread apply all bt'`
  *   native, eu-stack installed `eu-stack -p PID`
  *   native, otherwise          /proc/PID/task/TID/{comm,wchan,syscall,stack}
