@@ -19,6 +19,9 @@
  *   spawn.c       fork and exec of one worker process.
  *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
  *   report.c      the failure report and the exit status it implies.
+ *   stacks.c      a hang's diagnosis: every rank's stacks (stackprobe.c:
+ *                 fault handler, py-spy, gdb, eu-stack, /proc), parsed
+ *                 (stackdump.c), grouped, the culprit named (stackgroup.c).
  *
  * The supervisor is a state machine driven only through agent_event(),
  * which looks the action up in agent_actions[state][event] (every cell
@@ -31,14 +34,17 @@
  * The hang watchdog: a watchdog object beside the attempt (watchdog.c,
  * WHERE A HANG IS DETECTED; torch's FileTimer in filetimer.c) sees
  * progress per rank and raises E_HUNG through agent_event(); in S_RUNNING
- * E_HUNG takes the stacks (agent_diagnose) and then acts like E_FAILED
- * (stop for failure, a restart is spent); in the other states it is
- * ignored.
+ * E_HUNG starts taking every rank's stacks (stacks.c, WHERE A HANG IS
+ * DIAGNOSED) and enters S_DIAGNOSE, where worker exits are expected (a
+ * Python rank dies of the SIGABRT that makes it dump); E_STACKS then makes
+ * the rank the stacks name the root cause and acts like E_FAILED (stop
+ * for failure, a restart is spent); in the other states E_HUNG is ignored.
  *
  * Stopping sends the signal to each worker's process group (grandchildren
  * too), waits --shutdown-timeout (E_GRACE), sends SIGKILL, and gives up on
  * workers still not gone AGENT_KILL_WAIT_SECS later (E_KILLWAIT).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +65,7 @@
 #include "report.h"
 #include "round.h"
 #include "spawn.h"
+#include "stacks.h"
 #include "store.h"
 #include "watchdog.h"
 
@@ -73,6 +80,7 @@ enum agent_state {
 	S_STOP_SIGNAL,	/* a signal; then: exit 128 + signal */
 	S_STOP_BKFAIL,	/* the job cannot go on; then: exit with its status */
 	S_DONE,		/* all workers exited 0; waiting for the backend */
+	S_DIAGNOSE,	/* a rank hung: taking every rank's stacks (stacks.c) */
 	S_EXIT,		/* the loop ends */
 	S_NSTATES
 };
@@ -91,15 +99,16 @@ enum agent_ev {
 	E_BK_FAIL,	/* backend: the job cannot go on */
 	E_BK_FINISHED,	/* backend: every node done */
 	E_HUNG,		/* the watchdog: a rank is hung */
+	E_STACKS,	/* the hang's diagnosis is done */
 	E_NEVENTS
 };
 
 static const char *const state_names[] = { "rendezvous", "running",
 	"stopping-failure", "stopping-restart", "stopping-signal",
-	"stopping-backend-failure", "done", "exit" };
+	"stopping-backend-failure", "done", "diagnosing", "exit" };
 static const char *const event_names[] = { "round", "failed", "succeeded",
 	"gone", "signal", "kill", "forward", "grace", "kill-wait", "restart",
-	"fail", "finished", "hung" };
+	"fail", "finished", "hung", "stacks" };
 
 struct agent {
 	struct event_base	*base;
@@ -127,6 +136,8 @@ struct agent {
 	char			 host[AGENT_HOST_MAX];
 	struct watchdog		*wd;		/* or NULL */
 	struct watchdog_hang	 hang;		/* the last E_HUNG */
+	struct stacks		*stacks;	/* the diagnosis, or NULL */
+	int			 restart_asked;	/* E_BK_RESTART while diagnosing */
 };
 
 typedef void (*agent_action)(struct agent *);
@@ -295,46 +306,6 @@ act_stop_failure(struct agent *a)
 	agent_stop(a, S_STOP_FAILURE, SIGTERM);
 }
 
-/*
- * The diagnosis before anything is killed: the stacks of every local
- * rank, grouped, the odd rank named (issue 13's other half fills this in).
- */
-static void
-agent_diagnose(struct agent *a, const struct watchdog_hang *h)
-{
-	log_debug("diagnosis of the hang of local_rank=%d: no stack "
-	    "collector built in", h->lr);
-}
-
-/*
- * RUNNING + hung: say which rank and why, take the stacks, then act as
- * for a crash (stop the rest, spend a restart).  A FileTimer expiry first
- * gets the signal its request named, sent to the requesting pid (as
- * torch's server does).
- */
-static void
-act_hung(struct agent *a)
-{
-	const struct watchdog_hang *h = &a->hang;
-	char sec[WATCHDOG_SECTION_MAX + 16] = "";
-
-	if (h->section[0] != '\0')
-		snprintf(sec, sizeof(sec), " section=%s", h->section);
-	log_warnx("rank hung rank=%d local_rank=%d idle=%.0fs timeout=%.0fs "
-	    "source=%s%s", a->round.rank_base + h->lr, h->lr, h->idle,
-	    h->timeout, h->source, sec);
-	agent_diagnose(a, h);
-	attempt_hung(a->at, h->lr, h->why);
-	if (h->pid > 0 && h->sig > 0) {
-		log_info("filetimer: sending SIG%s to pid=%d",
-		    options_signame(h->sig) ? options_signame(h->sig) : "?",
-		    (int)h->pid);
-		if (kill(h->pid, h->sig) == -1)
-			log_warn("kill pid=%d", (int)h->pid);
-	}
-	act_stop_failure(a);
-}
-
 /* STOPPING-FAILURE + all gone: the backend spends a restart (or fails). */
 static void
 act_stopped_failure(struct agent *a)
@@ -469,6 +440,113 @@ act_finished(struct agent *a)
 	agent_exit(a, CGRUN_EXIT_OK);
 }
 
+/* The diagnosis is done (stacks.c's done): E_STACKS. */
+static void
+agent_stacks_cb(void *arg, const char *summary)
+{
+	agent_event(arg, E_STACKS);
+}
+
+/*
+ * RUNNING + hung: say which rank and why, then take every local rank's
+ * stacks before anything is killed (S_DIAGNOSE, bounded by
+ * STACKS_TIMEOUT_MS); E_STACKS then stops the workers as for a crash.
+ */
+static void
+act_hung(struct agent *a)
+{
+	const struct watchdog_hang *h = &a->hang;
+	char sec[WATCHDOG_SECTION_MAX + 16] = "";
+
+	if (h->section[0] != '\0')
+		snprintf(sec, sizeof(sec), " section=%s", h->section);
+	log_warnx("rank hung rank=%d local_rank=%d idle=%.0fs timeout=%.0fs "
+	    "source=%s%s", a->round.rank_base + h->lr, h->lr, h->idle,
+	    h->timeout, h->source, sec);
+	a->restart_asked = 0;
+	a->stacks = attempt_stacks(a->at, a->round.rank_base + h->lr,
+	    STACKS_TIMEOUT_MS, agent_stacks_cb, a);
+	if (a->stacks == NULL) {
+		log_warn("cannot take the stacks");
+		agent_enter(a, S_DIAGNOSE);
+		agent_event(a, E_STACKS);
+		return;
+	}
+	agent_enter(a, S_DIAGNOSE);
+}
+
+/*
+ * DIAGNOSE + stacks: the culprit (the rank the stacks name, else the one
+ * the watchdog timed out) is the root cause; a FileTimer expiry gets the
+ * signal its request named, sent to the requesting pid (as torch's server
+ * does); then stop as for a crash, or for the restart the backend asked.
+ */
+static void
+act_diagnosed(struct agent *a)
+{
+	const struct watchdog_hang *h = &a->hang;
+	int c = a->stacks ? stacks_culprit(a->stacks) : -1, lr = h->lr;
+	char why[sizeof(h->why) + 600];
+
+	if (c >= a->round.rank_base && c < a->round.rank_base + a->nproc)
+		lr = c - a->round.rank_base;
+	snprintf(why, sizeof(why), "%s%s%s", h->why,
+	    c >= 0 ? " in " : "", c >= 0 ? stacks_where(a->stacks) : "");
+	stacks_free(a->stacks);
+	a->stacks = NULL;
+	attempt_hung(a->at, lr, why);
+	if (h->pid > 0 && h->sig > 0) {
+		log_info("filetimer: sending SIG%s to pid=%d",
+		    options_signame(h->sig) ? options_signame(h->sig) : "?",
+		    (int)h->pid);
+		if (kill(h->pid, h->sig) == -1 && errno != ESRCH)
+			log_warn("kill pid=%d", (int)h->pid);
+	}
+	if (a->restart_asked)
+		act_stop_restart(a);
+	else
+		act_stop_failure(a);
+}
+
+/* DIAGNOSE + backend restart: stop for it once the stacks are taken. */
+static void
+act_restart_after_stacks(struct agent *a)
+{
+	a->restart_asked = 1;
+}
+
+/* DIAGNOSE + a signal or the job's end: give up the stacks, act at once. */
+static void
+agent_drop_stacks(struct agent *a)
+{
+	stacks_free(a->stacks);
+	a->stacks = NULL;
+}
+
+/* DIAGNOSE + TERM/INT/...: stop for the signal. */
+static void
+act_diag_signal(struct agent *a)
+{
+	agent_drop_stacks(a);
+	act_stop_signal(a);
+}
+
+/* DIAGNOSE + second INT: kill at once. */
+static void
+act_diag_kill(struct agent *a)
+{
+	agent_drop_stacks(a);
+	act_stop_kill(a);
+}
+
+/* DIAGNOSE + the job cannot go on. */
+static void
+act_diag_bkfail(struct agent *a)
+{
+	agent_drop_stacks(a);
+	act_stop_bkfail(a);
+}
+
 /* One cell: the action, and for act_ignore why the event is ignored. */
 struct agent_cell {
 	agent_action	 fn;
@@ -492,6 +570,7 @@ struct agent_cell {
 	[E_BK_FAIL] = DO(act_exit_bkfail),				\
 	[E_BK_FINISHED] = DO(act_finished),				\
 	[E_HUNG] = IGNORE("no workers running"),			\
+	[E_STACKS] = IGNORE("no diagnosis running"),			\
 }
 
 /* The four stopping states: they differ in what follows "all gone". */
@@ -509,6 +588,7 @@ struct agent_cell {
 	[E_BK_FAIL] = DO(bkfail),					\
 	[E_BK_FINISHED] = IGNORE("workers still stopping"),		\
 	[E_HUNG] = IGNORE("already stopping"),				\
+	[E_STACKS] = IGNORE("no diagnosis running"),			\
 }
 
 /*
@@ -532,6 +612,7 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 		[E_BK_FAIL] = DO(act_stop_bkfail),
 		[E_BK_FINISHED] = IGNORE("workers still running"),
 		[E_HUNG] = DO(act_hung),
+		[E_STACKS] = IGNORE("no diagnosis running"),
 	},
 	[S_STOP_FAILURE] = STOPPING_ROW(act_stopped_failure, act_stop_bkfail),
 	[S_STOP_RESTART] = STOPPING_ROW(act_stopped_restart, act_stop_bkfail),
@@ -539,6 +620,23 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 	    act_stop_bkfail_signalled),
 	[S_STOP_BKFAIL] = STOPPING_ROW(act_stopped_bkfail, act_stop_bkfail),
 	[S_DONE] = IDLE_ROW(DO(act_rejoin)),
+	/* the stacks first: a Python rank dies of the SIGABRT that dumps it */
+	[S_DIAGNOSE] = {
+		[E_ROUND] = IGNORE("no round was asked for"),
+		[E_FAILED] = IGNORE("taking the stacks (SIGABRT ends ranks)"),
+		[E_SUCCEEDED] = IGNORE("taking the stacks first"),
+		[E_GONE] = IGNORE("taking the stacks first"),
+		[E_SIGSTOP] = DO(act_diag_signal),
+		[E_SIGKILL] = DO(act_diag_kill),
+		[E_SIGFWD] = DO(act_forward),
+		[E_GRACE] = IGNORE("not stopping"),
+		[E_KILLWAIT] = IGNORE("not stopping"),
+		[E_BK_RESTART] = DO(act_restart_after_stacks),
+		[E_BK_FAIL] = DO(act_diag_bkfail),
+		[E_BK_FINISHED] = IGNORE("workers still running"),
+		[E_HUNG] = IGNORE("already taking the stacks"),
+		[E_STACKS] = DO(act_diagnosed),
+	},
 	[S_EXIT] = {
 		[0 ... E_NEVENTS - 1] = IGNORE("exiting"),
 	},
@@ -903,6 +1001,7 @@ agent_free(struct agent *a)
 
 	if (a == NULL)
 		return;
+	stacks_free(a->stacks);		/* before its attempt's workers */
 	attempt_free(a->at);
 	watchdog_free(a->wd);
 	if (a->bk != NULL)

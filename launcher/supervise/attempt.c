@@ -17,6 +17,7 @@
 #include "options.h"
 #include "report.h"
 #include "round.h"
+#include "stacks.h"
 #include "worker.h"
 
 struct attempt {
@@ -25,6 +26,8 @@ struct attempt {
 	struct worker		**w;
 	int			 nw, ngone;
 	int			 stopping;	/* cgrun stopped the workers */
+	int			 diagnosing;	/* attempt_stacks() was called */
+	char			 dir[PATH_MAX];	/* BASE/RUN_ID/attempt_N */
 	struct report_failure	*fail;
 	int			 nfail;
 	char			 why[512];	/* the first failure */
@@ -121,6 +124,7 @@ attempt_start(struct attempt *at, char *err, size_t errlen)
 		return -1;
 	}
 	attempt_open_filters(at, dir);
+	snprintf(at->dir, sizeof(at->dir), "%s", dir);
 	for (i = 0; i < at->nw; i++)
 		if (worker_start(at->w[i], dir, err, errlen) == -1) {
 			attempt_skip_rest(at);
@@ -190,7 +194,8 @@ attempt_record_failure(struct attempt *at, struct worker *w)
 		return;
 	report_describe(how, sizeof(how), f->status);
 	snprintf(at->why, sizeof(at->why), "rank %d %s", f->rank, how);
-	at->c.on_failed(at->c.arg, at->why);
+	if (!at->diagnosing)	/* a SIGABRT'd rank is part of the diagnosis */
+		at->c.on_failed(at->c.arg, at->why);
 }
 
 /* Whether every started worker has been reaped. */
@@ -275,6 +280,39 @@ int
 attempt_all_gone(const struct attempt *at)
 {
 	return at == NULL || at->ngone >= at->nw;
+}
+
+/*
+ * Take the stacks of every running worker (stacks.h), the rank the
+ * detector named flagged; from now on worker exits are part of the
+ * diagnosis: recorded "after cgrun stopped it", never on_failed.
+ */
+struct stacks *
+attempt_stacks(struct attempt *at, int flagged, int timeout_ms,
+    void (*done)(void *, const char *), void *arg)
+{
+	struct stacks_target *t;
+	struct stacks *s;
+	int i, n = 0;
+
+	if ((t = calloc((size_t)at->nw + 1, sizeof(*t))) == NULL)
+		return NULL;
+	for (i = 0; i < at->nw; i++) {
+		if (worker_state(at->w[i]) != WORKER_RUNNING)
+			continue;
+		t[n].pid = worker_pid(at->w[i]);
+		t[n].rank = worker_rank(at->w[i]);
+		t[n].local_rank = i;
+		t[n].node = at->c.round->group_rank;
+		t[n].w = at->w[i];
+		t[n].flagged = t[n].rank == flagged;
+		n++;
+	}
+	at->diagnosing = at->stopping = 1;
+	s = stacks_collect(at->c.base, t, n, at->dir[0] ? at->dir : NULL,
+	    timeout_ms, done, arg);
+	free(t);
+	return s;
 }
 
 /* The failures of the attempt, root cause first. */

@@ -25,6 +25,8 @@ struct output {
 	int		 console_fd, file_fd, filter_fd;
 	char		 prefix[OUTPUT_PREFIX_MAX];
 	size_t		 prefixlen;
+	void		(*tap)(void *, const char *, size_t);	/* or NULL */
+	void		*tap_arg;
 	char		*filters[OUTPUT_FILTERS_MAX];
 	int		 nfilters;
 	void		(*on_eof)(void *);
@@ -157,12 +159,25 @@ output_prefixed(const struct output *o, int fd, const char *buf, size_t len,
 		output_write_all(fd, scratch, n);
 }
 
+/* Show each whole line of buf[0..len) to the tap, if one is set. */
+static void
+output_tap_lines(const struct output *o, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	size_t ll;
+
+	for (; o->tap != NULL && p < end && (ll = output_line_len(p, end)) >
+	    0; p += ll)
+		o->tap(o->tap_arg, p, ll);
+}
+
 /* Emit the first len buffered bytes (whole lines) and shift the rest. */
 static void
 output_emit(struct output *o, size_t len)
 {
 	if (len == 0)
 		return;
+	output_tap_lines(o, o->buf, len);
 	if (o->console_fd >= 0)
 		output_prefixed(o, o->console_fd, o->buf, len, 0);
 	if (o->filter_fd >= 0 && o->nfilters > 0)
@@ -225,6 +240,8 @@ output_finish(struct output *o)
 {
 	output_flush(o, 1);
 	o->eof = 1;
+	if (o->tap != NULL)
+		o->tap(o->tap_arg, NULL, 0);
 	if (o->ev != NULL)
 		event_del(o->ev);
 	close(o->fd);
@@ -294,6 +311,15 @@ output_drain(struct output *o)
 	while (output_read(o) > 0)
 		output_flush(o, 0);
 	output_finish(o);
+}
+
+/* Set (or with NULL remove) the line tap; at EOF it gets (NULL, 0). */
+void
+output_tap(struct output *o, void (*fn)(void *, const char *, size_t),
+    void *arg)
+{
+	o->tap = fn;
+	o->tap_arg = arg;
 }
 
 /* Whether EOF was seen. */

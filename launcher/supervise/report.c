@@ -164,6 +164,28 @@ report_print(FILE *fp, const struct report *r)
 	fflush(fp);
 }
 
+/* The hang diagnosis in cgrun's own lines (stacks.c). */
+void
+report_hang(FILE *fp, int node, const char *summary, int culprit,
+    const char *where, int all_waiting, const char *path)
+{
+	fprintf(fp, "cgrun: hang on node %d: stacks: %s\n", node, summary);
+	if (culprit >= 0)
+		fprintf(fp, "cgrun: hang on node %d: root cause: rank %d in "
+		    "%s\n", node, culprit, where);
+	else if (all_waiting)
+		fprintf(fp, "cgrun: hang on node %d: every rank of this node "
+		    "waits in a collective: the hung rank is on another "
+		    "node\n", node);
+	else
+		fprintf(fp, "cgrun: hang on node %d: no rank of this node "
+		    "stands out\n", node);
+	if (path != NULL && path[0] != '\0')
+		fprintf(fp, "cgrun: hang on node %d: every rank's stacks: %s\n",
+		    node, path);
+	fflush(fp);
+}
+
 /* Copy the root cause's error file for a scheduler, with errorCode set. */
 int
 report_copy_error_file(const struct report_failure *f, const char *path)

@@ -378,6 +378,17 @@ worker_signal(const struct worker *w, int sig)
 		log_warn("killpg pid=%d sig=%d", (int)w->pid, sig);
 }
 
+/* Tap the worker's stderr lines (output_tap); -1 when it has no pipe. */
+int
+worker_tap(struct worker *w, void (*fn)(void *, const char *, size_t),
+    void *arg)
+{
+	if (w->err == NULL || (fn != NULL && output_eof(w->err)))
+		return -1;
+	output_tap(w->err, fn, arg);
+	return 0;
+}
+
 /* The worker's state. */
 enum worker_state
 worker_state(const struct worker *w)

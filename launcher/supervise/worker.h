@@ -74,6 +74,13 @@ void	worker_skip(struct worker *);
 /* Send sig to the worker's process group (grandchildren too). */
 void	worker_signal(const struct worker *, int sig);
 
+/*
+ * Give fn every whole stderr line from now on, and (NULL, 0) at EOF
+ * (output_tap); fn NULL removes the tap.  -1 when stderr is not read
+ * through a pipe (redirected to a file alone, or not shown) or at EOF.
+ */
+int	worker_tap(struct worker *, void (*fn)(void *arg, const char *line,
+	    size_t len), void *arg);
 enum worker_state worker_state(const struct worker *);
 /* Whether it started and was not reaped yet (RUNNING or ABANDONED). */
 int	worker_unreaped(const struct worker *);

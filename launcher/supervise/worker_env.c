@@ -187,3 +187,23 @@ worker_env_agent_defaults(int nproc)
 		    "on this node); set it yourself to tune", nproc);
 	}
 }
+
+/*
+ * With a hang watchdog (--hang-timeout, or torch's FileTimer through
+ * TORCHELASTIC_ENABLE_FILE_TIMER=1): PYTHONFAULTHANDLER=1 in the agent
+ * for every worker, unless the user set it, so that the SIGABRT of the
+ * hang diagnosis (stacks.c) makes a Python rank dump every thread.
+ */
+void
+worker_env_faulthandler(int hang_watchdog)
+{
+	const char *ft = getenv("TORCHELASTIC_ENABLE_FILE_TIMER");
+
+	if (!hang_watchdog && (ft == NULL || strcmp(ft, "1") != 0))
+		return;
+	if (getenv("PYTHONFAULTHANDLER") != NULL)
+		return;
+	setenv("PYTHONFAULTHANDLER", "1", 1);
+	log_info("PYTHONFAULTHANDLER set to 1 for each worker: a hang's "
+	    "diagnosis makes Python ranks dump their stacks");
+}

@@ -27,5 +27,7 @@ int	worker_env_put(char ***envp, const char *name, const char *value);
 
 /* In the agent, before any worker: OMP_NUM_THREADS=1 when nproc > 1. */
 void	worker_env_agent_defaults(int nproc);
+/* With a hang watchdog: PYTHONFAULTHANDLER=1 unless the user set it. */
+void	worker_env_faulthandler(int hang_watchdog);
 
 #endif
