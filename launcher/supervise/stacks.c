@@ -13,7 +13,7 @@
  * lines printed, and done() called from the next loop turn.
  */
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include <sys/syscall.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +51,7 @@ struct stacks_rank {
 	int			 tapped;
 	int			 dead_ms;	/* time since found dead, or -1 */
 	pid_t			 helper;	/* or -1 */
+	int			 helper_fd;	/* its pidfd, or -1 */
 	int			 hfd;		/* helper's output, or -1 */
 	struct event		*hev;
 	char			*raw;		/* what the dump said, as is */
@@ -98,10 +99,15 @@ stacks_rank_release(struct stacks_rank *r)
 	if (r->hfd >= 0)
 		close(r->hfd);
 	r->hfd = -1;
-	if (r->helper > 0) {
-		kill(r->helper, SIGKILL);
-		waitpid(r->helper, NULL, WNOHANG);	/* or the agent reaps */
+	/*
+	 * The agent's waitpid(-1) reaps the helper, so its pid may already
+	 * name another process: signal it through its pidfd only.
+	 */
+	if (r->helper_fd >= 0) {
+		syscall(SYS_pidfd_send_signal, r->helper_fd, SIGKILL, NULL, 0);
+		close(r->helper_fd);
 	}
+	r->helper_fd = -1;
 	r->helper = -1;
 }
 
@@ -234,6 +240,8 @@ stacks_start_helper(struct stacks_rank *r, const char *tool)
 		stacks_rank_enter(r, R_DONE, "the tool could not start");
 		return;
 	}
+	/* not reaped yet: the agent's loop has not run since the fork */
+	r->helper_fd = (int)syscall(SYS_pidfd_open, r->helper, 0);
 	r->hev = event_new(r->s->base, r->hfd, EV_READ | EV_PERSIST,
 	    stacks_helper_cb, r);
 	if (r->hev == NULL || event_add(r->hev, NULL) == -1)
@@ -406,6 +414,7 @@ stacks_ranks(struct stacks *s, const struct stacks_target *t, int n)
 		s->r[s->n].s = s;
 		s->r[s->n].t = t[s->n];
 		s->r[s->n].helper = -1;
+		s->r[s->n].helper_fd = -1;
 		s->r[s->n].hfd = -1;
 		s->r[s->n].dead_ms = -1;
 		if ((s->r[s->n].d = malloc(sizeof(struct stackdump))) == NULL)

@@ -66,20 +66,23 @@ check_restarted_once() {
 	if grep -q 'workers started attempt=2 ' "$1"; then fail "more than one restart in $1"; fi
 }
 
-# ddp_hang_suite PYCMD LABEL: a plain run, then the hang caught through
-# torch's FileTimer and through --hang-timeout with output as progress;
-# each names rank 2 in hang_here, restarts once, ends with the same weights.
+# ddp_hang_suite PYCMD LABEL [SECONDS]: a plain run, then the hang caught
+# through torch's FileTimer (expires(after=SECONDS)) and through
+# --hang-timeout=SECONDS with output as progress (default 10, as in the
+# issue: a shorter one can fire while a loaded machine resumes from the
+# checkpoint); each names rank 2 in hang_here, restarts once, ends with
+# the same weights.
 ddp_hang_suite() {
-	pycmd=$1 label=$2
+	pycmd=$1 label=$2 secs=${3:-10}
 	ddp_run plain "$pycmd" ""
 	a=$(digest "$T/plain.log")
 	[ -n "$a" ] || fail "plain run printed no digest"
 	echo "plain sha256=$a"
 
-	hang_case filetimer "FileTimer expires(after=5)" "" \
-		TORCHELASTIC_ENABLE_FILE_TIMER=1 HANG_FILETIMER=5
-	hang_case output "--hang-timeout=5 --hang-progress=output" \
-		"--hang-timeout=5 --hang-progress=output" HANG_PRINT=1
+	hang_case filetimer "FileTimer expires(after=$secs)" "" \
+		TORCHELASTIC_ENABLE_FILE_TIMER=1 HANG_FILETIMER=$secs
+	hang_case output "--hang-timeout=$secs --hang-progress=output" \
+		"--hang-timeout=$secs --hang-progress=output" HANG_PRINT=1
 }
 
 # hang_case NAME WHAT CGRUN-ARGS [ENV...]: rank 2 hangs before step 12;
