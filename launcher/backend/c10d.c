@@ -21,6 +21,12 @@
  * server keeps our place for keepalive_ms x keepalive_max): until a JOIN
  * goes out on a new connection the client is resuming, and repeats what
  * the server may have missed.
+ *
+ * The exit barrier: in DONE (our workers succeeded) the server's FINISHED
+ * ends the job; --exit-barrier-timeout bounds that wait.  When it expires
+ * the agent exits CGRUN_EXIT_RDZV, unless it hosts what the other nodes
+ * still need (the rendezvous engine, or the job store their workers use):
+ * then it says so and keeps waiting.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -81,6 +87,7 @@ struct c10d {
 	struct event		*retry;
 	struct event		*keepalive;
 	struct event		*linger;	/* host: wait for peers */
+	struct event		*barrier;	/* --exit-barrier-timeout */
 	struct timespec		 connect_deadline;
 	uint32_t		 connect_ms;	/* min(read, join timeout) */
 	int			 connect_warned;	/* said we retry */
@@ -111,6 +118,8 @@ c10d_enter(struct c10d *c, enum cstate s)
 {
 	log_debug("c10d %s -> %s", cstate_names[c->state], cstate_names[s]);
 	c->state = s;
+	if (s != C_DONE && c->barrier != NULL)
+		evtimer_del(c->barrier);	/* the exit barrier is over */
 }
 
 /* Move the connection to a new state. */
@@ -767,14 +776,57 @@ c10d_workers_stopped(struct backend *b)
 	c10d_enter(c, C_JOINING);
 }
 
+/* What this node hosts that the others need, or NULL. */
+static const char *
+c10d_hosting(const struct c10d *c)
+{
+	if (c10d_host_njobs(c->hosted) > 0)
+		return "the rendezvous";
+	if (c->cfg.store_host != NULL && c->info.master_port ==
+	    c->cfg.store_port && strcmp(c->info.master_addr,
+	    c->cfg.store_host) == 0)
+		return "the job store";
+	return NULL;
+}
+
+/* --exit-barrier-timeout expired in DONE: give up, or keep hosting. */
+static void
+c10d_barrier_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct c10d *c = arg;
+	double t = c->cfg.opts->exit_barrier_timeout;
+	const char *what_host = c10d_hosting(c);
+	char why[256];
+
+	if (c->state != C_DONE)
+		return;
+	if (what_host != NULL) {
+		log_warnx("exit barrier: the other nodes are not done after "
+		    "%.0f s; this node hosts %s they still need, so it keeps "
+		    "waiting", t, what_host);
+		return;
+	}
+	snprintf(why, sizeof(why), "exit barrier timed out: this node's "
+	    "workers finished, the other nodes were not done %.0f s later "
+	    "(--exit-barrier-timeout)", t);
+	c10d_over(c, CGRUN_EXIT_RDZV, why);
+}
+
 /* ops->workers_done: the exit barrier is the server's FINISHED. */
 static void
 c10d_workers_done(struct backend *b)
 {
 	struct c10d *c = (struct c10d *)b;
+	double t = c->cfg.opts->exit_barrier_timeout;
+	struct timeval tv;
 
 	c10d_say(c, RDZV_OP_DONE);
 	c10d_enter(c, C_DONE);
+	if (!(t > 0))
+		return;		/* 0: no limit */
+	tv.tv_sec = (time_t)t;
+	tv.tv_usec = (suseconds_t)((t - (double)tv.tv_sec) * 1e6);
+	evtimer_add(c->barrier, &tv);
 }
 
 /* ops->free: leave the job (not closing it: the others go on). */
@@ -801,6 +853,8 @@ c10d_free(struct backend *b)
 		event_free(c->keepalive);
 	if (c->linger)
 		event_free(c->linger);
+	if (c->barrier)
+		event_free(c->barrier);
 	c10d_host_free(c->hosted);
 	if (c->key != NULL)
 		auth_key_clear(c->key);
@@ -875,7 +929,9 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	c->retry = evtimer_new(base, c10d_retry_cb, c);
 	c->keepalive = event_new(base, -1, EV_PERSIST, c10d_keepalive_cb, c);
 	c->linger = evtimer_new(base, c10d_linger_cb, c);
-	if (c->retry == NULL || c->keepalive == NULL || c->linger == NULL) {
+	c->barrier = evtimer_new(base, c10d_barrier_cb, c);
+	if (c->retry == NULL || c->keepalive == NULL || c->linger == NULL ||
+	    c->barrier == NULL) {
 		snprintf(err, errlen, "out of memory");
 		c10d_free(&c->hdr);
 		return NULL;

@@ -29,6 +29,7 @@ enum opt_kind {
 	K_STR,		/* char * (strdup'd) */
 	K_INT,		/* int */
 	K_DOUBLE,	/* double */
+	K_DURATION,	/* double seconds, "90s", "30m", "1h" */
 	K_STD,		/* struct options_std */
 	K_HELP,
 	K_VERSION
@@ -109,6 +110,14 @@ static const struct opt_def opt_table[] = {
 	  "USR1/USR2 go to each worker's process group, not its main process" },
 	{ "shutdown-timeout", 0, K_DOUBLE, 1, F(shutdown_timeout), "SECONDS",
 	  "grace between TERM and KILL when stopping workers (default 30)" },
+	{ "hang-timeout", 0, K_DURATION, 0, F(hang_timeout), "DURATION",
+	  "a rank without progress this long is hung (10, 90s, 30m, 1h)" },
+	{ "hang-first-timeout", 0, K_DURATION, 0, F(hang_first_timeout),
+	  "DURATION", "before a rank's first progress (default 10m)" },
+	{ "hang-progress", 0, K_STR, 0, F(hang_progress), "heartbeat|output",
+	  "output: any line a rank writes is progress too" },
+	{ "exit-barrier-timeout", 0, K_DURATION, 0, F(exit_barrier_timeout),
+	  "DURATION", "wait for the other nodes after success (default 300)" },
 	{ "virtual-local-rank", 0, K_FLAG, 1, F(virtual_local_rank), NULL,
 	  "every worker gets LOCAL_RANK=0 and only its own GPU" },
 	{ "log-prefix", 0, K_STR, 0, F(log_prefix), "torchrun|rank|none|TEMPLATE",
@@ -224,6 +233,43 @@ options_parse_double(const char *s, double *out)
 	return 0;
 }
 
+/* Parse a duration (see options.h). */
+int
+options_parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v, mul = 1;
+
+	if (s[0] == '\0' || s[0] == '-' || s[0] == '+' ||
+	    isspace((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno != 0 || !isfinite(v) || v < 0)
+		return -1;
+	if (strcmp(end, "h") == 0)
+		mul = 3600;
+	else if (strcmp(end, "m") == 0)
+		mul = 60;
+	else if (strcmp(end, "s") != 0 && *end != '\0')
+		return -1;
+	if (v * mul > OPTIONS_DURATION_MAX)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+/* The first-progress timeout in effect (see options.h). */
+double
+options_hang_first(const struct cgrun_options *o)
+{
+	if (isnan(o->hang_timeout) || o->hang_timeout <= 0)
+		return 0;
+	if (!isnan(o->hang_first_timeout))
+		return o->hang_first_timeout;
+	return o->hang_timeout > 600 ? o->hang_timeout : 600;
+}
+
 /*
  * Parse torchrun's Std value: "0".."3" for every local rank, or a map
  * "lr:v,lr:v".  Contract: 0 on success, -1 on any malformed part.
@@ -303,6 +349,12 @@ opt_set(struct cgrun_options *o, const struct opt_def *d, const char *val,
 			return options_error(err, errlen,
 			    "%s: expected a number, got \"%s\"", from, val);
 		return OPTIONS_OK;
+	case K_DURATION:
+		if (options_parse_duration(val, (double *)(base + d->off)) == -1)
+			return options_error(err, errlen, "%s: expected a "
+			    "duration (10, 90s, 30m, 1h), got \"%s\"", from,
+			    val);
+		return OPTIONS_OK;
 	case K_STD:
 		if (options_parse_std(val,
 		    (struct options_std *)(base + d->off)) == -1)
@@ -319,7 +371,7 @@ static int
 opt_takes_value(const struct opt_def *d)
 {
 	return d->kind == K_STR || d->kind == K_INT || d->kind == K_DOUBLE ||
-	    d->kind == K_STD;
+	    d->kind == K_DURATION || d->kind == K_STD;
 }
 
 /*
@@ -476,6 +528,9 @@ opt_defaults(struct cgrun_options *o)
 	o->monitor_interval = 0.1;
 	o->master_port = -1;
 	o->shutdown_timeout = NAN;
+	o->hang_timeout = NAN;
+	o->hang_first_timeout = NAN;
+	o->exit_barrier_timeout = NAN;
 }
 
 /*

@@ -80,6 +80,11 @@ struct cgrun_options {
 	char	*gpu_visibility;
 	char	*mem_bind;			/* placement.h: preferred|bind|none */
 	char	*auth_token_file;		/* c10d: shared secret (auth.h) */
+	/* the hang watchdog (supervise/watchdog.h); NAN: not given */
+	double	 hang_timeout;			/* seconds; 0: off */
+	double	 hang_first_timeout;		/* before a rank's first sign */
+	char	*hang_progress;			/* heartbeat (NULL) | output */
+	double	 exit_barrier_timeout;		/* seconds (default 300) */
 	/* the worker command */
 	char	*script;
 	char   **script_args;			/* NULL-terminated, not owned */
@@ -103,6 +108,17 @@ int	options_rank_shown(const struct cgrun_options *, int lr);
 int	options_std_for(const struct options_std *, int lr);
 /* Whether the job spans several nodes (needs a multi-node backend). */
 int	options_multinode(const struct cgrun_options *);
+
+/*
+ * A duration: a number of seconds, or with a unit s, m or h ("10", "90s",
+ * "1.5m", "1h"); 0, or -1 for anything else (negative, empty, a unit
+ * alone, trailing text, more than OPTIONS_DURATION_MAX seconds).
+ */
+#define OPTIONS_DURATION_MAX	1e8
+int	options_parse_duration(const char *, double *seconds);
+/* The start-up timeout in effect: --hang-first-timeout, else the default
+ * (the larger of 600 s and --hang-timeout); 0 when the watchdog is off. */
+double	options_hang_first(const struct cgrun_options *);
 
 /* A signal's number from "SIGTERM", "TERM" or "15"; -1 if unknown. */
 int	options_signum(const char *name);

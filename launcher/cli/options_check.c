@@ -195,6 +195,11 @@ options_check_numbers(struct cgrun_options *o, char *err, size_t errlen)
 	if (o->shutdown_timeout < 0 || o->shutdown_timeout > 1e7)
 		return options_error(err, errlen, "--shutdown-timeout: must be "
 		    ">= 0 seconds");
+	if (isnan(o->exit_barrier_timeout))
+		o->exit_barrier_timeout = 300;	/* torchrun's */
+	if (!isnan(o->hang_first_timeout) && o->hang_first_timeout <= 0)
+		return options_error(err, errlen, "--hang-first-timeout: must "
+		    "be > 0 (leave it out for the default)");
 	return OPTIONS_OK;
 }
 
@@ -208,6 +213,7 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	static const char *const backends[] = { "static", "c10d", "etcd-v3",
 	    "etcd", "etcd-v2", NULL };
 	static const char *const ttys[] = { "auto", "always", "never", NULL };
+	static const char *const progress[] = { "heartbeat", "output", NULL };
 	enum options_result r;
 
 	if ((r = options_check_nnodes(o, err, errlen)) != OPTIONS_OK ||
@@ -223,7 +229,9 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	    (r = options_check_oneof(o->rdzv_backend, "rdzv-backend", backends,
 	    err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_oneof(o->tty, "tty", ttys, err, errlen)) !=
-	    OPTIONS_OK)
+	    OPTIONS_OK ||
+	    (r = options_check_oneof(o->hang_progress, "hang-progress",
+	    progress, err, errlen)) != OPTIONS_OK)
 		return r;
 	if (o->module && o->no_python && !o->run_path)
 		return options_error(err, errlen,

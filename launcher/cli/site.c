@@ -14,6 +14,7 @@
  *                    (slurm/slurm.h), PBS_JOBID, LSB_JOBID, FLUX_JOB_ID
  *   --nnodes         under Slurm, the step's (or the job's) node count
  *   --rdzv-conf      rdzv_conf in the site file
+ *   --hang-timeout   hang_timeout in the site file (single-node jobs too)
  *
  * Command-line options (and torchrun's PET_* variables) always win; -v logs
  * where each value came from.  The site file has "key = value" lines,
@@ -21,6 +22,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +37,9 @@
 
 /* What the site file says (NULL: not set). */
 struct site_file {
-	char	*endpoint, *backend, *conf;
+	char	*endpoint, *backend, *conf, *hang;
 	char	 where[SITE_LINE_MAX];	/* "file:line" of the endpoint */
+	char	 hang_where[SITE_LINE_MAX];	/* "file:line" of hang_timeout */
 };
 
 /* Trim spaces at both ends, and one pair of double quotes. */
@@ -84,7 +87,12 @@ site_line(struct site_file *sf, char *line, const char *path, int n,
 		dst = &sf->backend;
 	else if (strcmp(k, "rdzv_conf") == 0 || strcmp(k, "rdzv-conf") == 0)
 		dst = &sf->conf;
-	else {
+	else if (strcmp(k, "hang_timeout") == 0 ||
+	    strcmp(k, "hang-timeout") == 0) {
+		dst = &sf->hang;
+		snprintf(sf->hang_where, sizeof(sf->hang_where), "%s:%d", path,
+		    n);
+	} else {
 		log_warnx("%s:%d: unknown key %s ignored", path, n, k);
 		return 0;
 	}
@@ -203,6 +211,23 @@ site_run_id(struct cgrun_options *o, const struct slurm_info *si, char *err,
 	return -1;
 }
 
+/* --hang-timeout from the site file, when not given; -1 with err. */
+static int
+site_hang(struct cgrun_options *o, const struct site_file *sf, char *err,
+    size_t errlen)
+{
+	if (!isnan(o->hang_timeout) || sf->hang == NULL)
+		return 0;
+	if (options_parse_duration(sf->hang, &o->hang_timeout) == -1) {
+		snprintf(err, errlen, "%s: hang_timeout: expected a duration "
+		    "(10, 90s, 30m, 1h), got \"%.100s\"", sf->hang_where,
+		    sf->hang);
+		return -1;
+	}
+	log_info("site: hang_timeout=%s from %s", sf->hang, sf->hang_where);
+	return 0;
+}
+
 /* Fill what the command line left out from the site's defaults. */
 int
 site_apply(struct cgrun_options *o, char *err, size_t errlen)
@@ -213,7 +238,8 @@ site_apply(struct cgrun_options *o, char *err, size_t errlen)
 
 	memset(&sf, 0, sizeof(sf));
 	if (site_read(&sf, err, errlen) == -1 ||
-	    slurm_read(&si, err, errlen) == -1)
+	    slurm_read(&si, err, errlen) == -1 ||
+	    site_hang(o, &sf, err, errlen) == -1)
 		goto out;
 	if (site_nnodes(o, &si) == -1 ||
 	    site_endpoint(o, &sf, &si, &from_site) == -1)
@@ -242,5 +268,6 @@ out:
 	free(sf.endpoint);
 	free(sf.backend);
 	free(sf.conf);
+	free(sf.hang);
 	return rc;
 }

@@ -26,6 +26,9 @@
  *                 before the next attempt (act_spawn), at the job's end.
  *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
  *   report.c      the failure report and the exit status it implies.
+ *   stacks.c      a hang's diagnosis: every rank's stacks (stackprobe.c:
+ *                 fault handler, py-spy, gdb, eu-stack, /proc), parsed
+ *                 (stackdump.c), grouped, the culprit named (stackgroup.c).
  *
  * The supervisor is a state machine driven only through agent_event(),
  * which looks the action up in agent_actions[state][event] (every cell
@@ -35,16 +38,20 @@
  * failure, a restart, a signal, a backend failure), so what happens once
  * they are gone is one cell of the table.
  *
- * The hang watchdog (issue 13, not built yet) plugs in here: a watchdog
- * object beside the attempt (supervise/watchdog.c) that sees progress per
- * rank and raises E_HUNG through agent_event(); in S_RUNNING E_HUNG will
- * take the stacks and then act like E_FAILED (stop for failure); in the
- * other states it is ignored.  WHERE A HANG IS DETECTED will be that file.
+ * The hang watchdog: a watchdog object beside the attempt (watchdog.c,
+ * WHERE A HANG IS DETECTED; torch's FileTimer in filetimer.c) sees
+ * progress per rank and raises E_HUNG through agent_event(); in S_RUNNING
+ * E_HUNG starts taking every rank's stacks (stacks.c, WHERE A HANG IS
+ * DIAGNOSED) and enters S_DIAGNOSE, where worker exits are expected (a
+ * Python rank dies of the SIGABRT that makes it dump); E_STACKS then makes
+ * the rank the stacks name the root cause and acts like E_FAILED (stop
+ * for failure, a restart is spent); in the other states E_HUNG is ignored.
  *
  * Stopping sends the signal to each worker's process group (grandchildren
  * too), waits --shutdown-timeout (E_GRACE), sends SIGKILL, and gives up on
  * workers still not gone AGENT_KILL_WAIT_SECS later (E_KILLWAIT).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +74,10 @@
 #include "report.h"
 #include "round.h"
 #include "spawn.h"
+#include "stacks.h"
 #include "store.h"
 #include "tty.h"
+#include "watchdog.h"
 
 #define AGENT_KILL_WAIT_SECS	10	/* exit wait after SIGKILL (D state) */
 #define AGENT_HOST_MAX		256
@@ -81,6 +90,7 @@ enum agent_state {
 	S_STOP_SIGNAL,	/* a signal; then: exit 128 + signal */
 	S_STOP_BKFAIL,	/* the job cannot go on; then: exit with its status */
 	S_DONE,		/* all workers exited 0; waiting for the backend */
+	S_DIAGNOSE,	/* a rank hung: taking every rank's stacks (stacks.c) */
 	S_EXIT,		/* the loop ends */
 	S_NSTATES
 };
@@ -98,16 +108,17 @@ enum agent_ev {
 	E_BK_RESTART,	/* backend: stop the workers for a new round */
 	E_BK_FAIL,	/* backend: the job cannot go on */
 	E_BK_FINISHED,	/* backend: every node done */
-	/* E_HUNG: the hang watchdog (issue 13) will add its event here */
+	E_HUNG,		/* the watchdog: a rank is hung */
+	E_STACKS,	/* the hang's diagnosis is done */
 	E_NEVENTS
 };
 
 static const char *const state_names[] = { "rendezvous", "running",
 	"stopping-failure", "stopping-restart", "stopping-signal",
-	"stopping-backend-failure", "done", "exit" };
+	"stopping-backend-failure", "done", "diagnosing", "exit" };
 static const char *const event_names[] = { "round", "failed", "succeeded",
 	"gone", "signal", "kill", "forward", "grace", "kill-wait", "restart",
-	"fail", "finished" };
+	"fail", "finished", "hung", "stacks" };
 
 struct agent {
 	struct event_base	*base;
@@ -136,6 +147,10 @@ struct agent {
 	int			 bk_status;
 	struct logdir		 logdir;
 	char			 host[AGENT_HOST_MAX];
+	struct watchdog		*wd;		/* or NULL */
+	struct watchdog_hang	 hang;		/* the last E_HUNG */
+	struct stacks		*stacks;	/* the diagnosis, or NULL */
+	int			 restart_asked;	/* E_BK_RESTART while diagnosing */
 };
 
 typedef void (*agent_action)(struct agent *);
@@ -170,6 +185,7 @@ agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 	if (!attempt_all_gone(a->at))
 		return;
 	contain_kill(a->contain);	/* what the workers left, gone too */
+	watchdog_end(a->wd);	/* the attempt's timers end with it */
 	attempt_failures(a->at, &n);
 	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
 }
@@ -198,8 +214,10 @@ agent_sigchld_cb(evutil_socket_t sig, short what, void *arg)
 	pid_t pid;
 	int status;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		watchdog_reaped(a->wd, pid);
 		attempt_reaped(a->at, pid, status);
+	}
 }
 
 /* Ctrl-Z and fg on a terminal (tty.c): SIGSTOP or SIGCONT every worker. */
@@ -285,6 +303,7 @@ act_spawn(struct agent *a)
 	c.nproc = a->nproc;
 	c.hup_ignored = a->hup_ignored;
 	c.contain = a->contain;
+	c.wd = a->wd;
 	c.on_failed = agent_failed_cb;
 	c.on_all_gone = agent_all_gone_cb;
 	c.arg = a;
@@ -292,6 +311,11 @@ act_spawn(struct agent *a)
 	a->ran = 1;
 	if ((a->at = attempt_new(&c)) == NULL)
 		snprintf(err, sizeof(err), "out of memory");
+	if (a->at != NULL && a->wd != NULL &&
+	    watchdog_begin(a->wd, a->nproc, err, sizeof(err)) == -1) {
+		attempt_free(a->at);
+		a->at = NULL;
+	}
 	if (a->at == NULL || attempt_start(a->at, err, sizeof(err)) == -1) {
 		log_warnx("cannot start workers: %s", err);
 		a->bk_status = CGRUN_EXIT_INTERNAL;
@@ -474,6 +498,113 @@ act_finished_unused(struct agent *a)
 	agent_exit(a, CGRUN_EXIT_RDZV);
 }
 
+/* The diagnosis is done (stacks.c's done): E_STACKS. */
+static void
+agent_stacks_cb(void *arg, const char *summary)
+{
+	agent_event(arg, E_STACKS);
+}
+
+/*
+ * RUNNING + hung: say which rank and why, then take every local rank's
+ * stacks before anything is killed (S_DIAGNOSE, bounded by
+ * STACKS_TIMEOUT_MS); E_STACKS then stops the workers as for a crash.
+ */
+static void
+act_hung(struct agent *a)
+{
+	const struct watchdog_hang *h = &a->hang;
+	char sec[WATCHDOG_SECTION_MAX + 16] = "";
+
+	if (h->section[0] != '\0')
+		snprintf(sec, sizeof(sec), " section=%s", h->section);
+	log_warnx("rank hung rank=%d local_rank=%d idle=%.0fs timeout=%.0fs "
+	    "source=%s%s", a->round.rank_base + h->lr, h->lr, h->idle,
+	    h->timeout, h->source, sec);
+	a->restart_asked = 0;
+	a->stacks = attempt_stacks(a->at, a->round.rank_base + h->lr,
+	    STACKS_TIMEOUT_MS, agent_stacks_cb, a);
+	if (a->stacks == NULL) {
+		log_warn("cannot take the stacks");
+		agent_enter(a, S_DIAGNOSE);
+		agent_event(a, E_STACKS);
+		return;
+	}
+	agent_enter(a, S_DIAGNOSE);
+}
+
+/*
+ * DIAGNOSE + stacks: the culprit (the rank the stacks name, else the one
+ * the watchdog timed out) is the root cause; a FileTimer expiry gets the
+ * signal its request named, sent to the requesting pid (as torch's server
+ * does); then stop as for a crash, or for the restart the backend asked.
+ */
+static void
+act_diagnosed(struct agent *a)
+{
+	const struct watchdog_hang *h = &a->hang;
+	int c = a->stacks ? stacks_culprit(a->stacks) : -1, lr = h->lr;
+	char why[sizeof(h->why) + 600];
+
+	if (c >= a->round.rank_base && c < a->round.rank_base + a->nproc)
+		lr = c - a->round.rank_base;
+	snprintf(why, sizeof(why), "%s%s%s", h->why,
+	    c >= 0 ? " in " : "", c >= 0 ? stacks_where(a->stacks) : "");
+	stacks_free(a->stacks);
+	a->stacks = NULL;
+	attempt_hung(a->at, lr, why);
+	if (h->pid > 0 && h->sig > 0) {
+		log_info("filetimer: sending SIG%s to pid=%d",
+		    options_signame(h->sig) ? options_signame(h->sig) : "?",
+		    (int)h->pid);
+		if (kill(h->pid, h->sig) == -1 && errno != ESRCH)
+			log_warn("kill pid=%d", (int)h->pid);
+	}
+	if (a->restart_asked)
+		act_stop_restart(a);
+	else
+		act_stop_failure(a);
+}
+
+/* DIAGNOSE + backend restart: stop for it once the stacks are taken. */
+static void
+act_restart_after_stacks(struct agent *a)
+{
+	a->restart_asked = 1;
+}
+
+/* DIAGNOSE + a signal or the job's end: give up the stacks, act at once. */
+static void
+agent_drop_stacks(struct agent *a)
+{
+	stacks_free(a->stacks);
+	a->stacks = NULL;
+}
+
+/* DIAGNOSE + TERM/INT/...: stop for the signal. */
+static void
+act_diag_signal(struct agent *a)
+{
+	agent_drop_stacks(a);
+	act_stop_signal(a);
+}
+
+/* DIAGNOSE + second INT: kill at once. */
+static void
+act_diag_kill(struct agent *a)
+{
+	agent_drop_stacks(a);
+	act_stop_kill(a);
+}
+
+/* DIAGNOSE + the job cannot go on. */
+static void
+act_diag_bkfail(struct agent *a)
+{
+	agent_drop_stacks(a);
+	act_stop_bkfail(a);
+}
+
 /* One cell: the action, and for act_ignore why the event is ignored. */
 struct agent_cell {
 	agent_action	 fn;
@@ -497,6 +628,8 @@ struct agent_cell {
 	[E_BK_RESTART] = restart,					\
 	[E_BK_FAIL] = DO(act_exit_bkfail),				\
 	[E_BK_FINISHED] = DO(finished),					\
+	[E_HUNG] = IGNORE("no workers running"),			\
+	[E_STACKS] = IGNORE("no diagnosis running"),			\
 }
 
 /* The four stopping states: they differ in what follows "all gone". */
@@ -513,6 +646,8 @@ struct agent_cell {
 	[E_BK_RESTART] = IGNORE("already stopping"),			\
 	[E_BK_FAIL] = DO(bkfail),					\
 	[E_BK_FINISHED] = IGNORE("workers still stopping"),		\
+	[E_HUNG] = IGNORE("already stopping"),				\
+	[E_STACKS] = IGNORE("no diagnosis running"),			\
 }
 
 /*
@@ -535,6 +670,8 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 		[E_BK_RESTART] = DO(act_stop_restart),
 		[E_BK_FAIL] = DO(act_stop_bkfail),
 		[E_BK_FINISHED] = IGNORE("workers still running"),
+		[E_HUNG] = DO(act_hung),
+		[E_STACKS] = IGNORE("no diagnosis running"),
 	},
 	[S_STOP_FAILURE] = STOPPING_ROW(act_stopped_failure, act_stop_bkfail),
 	[S_STOP_RESTART] = STOPPING_ROW(act_stopped_restart, act_stop_bkfail),
@@ -542,6 +679,23 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 	    act_stop_bkfail_signalled),
 	[S_STOP_BKFAIL] = STOPPING_ROW(act_stopped_bkfail, act_stop_bkfail),
 	[S_DONE] = IDLE_ROW(DO(act_rejoin), act_finished),
+	/* the stacks first: a Python rank dies of the SIGABRT that dumps it */
+	[S_DIAGNOSE] = {
+		[E_ROUND] = IGNORE("no round was asked for"),
+		[E_FAILED] = IGNORE("taking the stacks (SIGABRT ends ranks)"),
+		[E_SUCCEEDED] = IGNORE("taking the stacks first"),
+		[E_GONE] = IGNORE("taking the stacks first"),
+		[E_SIGSTOP] = DO(act_diag_signal),
+		[E_SIGKILL] = DO(act_diag_kill),
+		[E_SIGFWD] = DO(act_forward),
+		[E_GRACE] = IGNORE("not stopping"),
+		[E_KILLWAIT] = IGNORE("not stopping"),
+		[E_BK_RESTART] = DO(act_restart_after_stacks),
+		[E_BK_FAIL] = DO(act_diag_bkfail),
+		[E_BK_FINISHED] = IGNORE("workers still running"),
+		[E_HUNG] = IGNORE("already taking the stacks"),
+		[E_STACKS] = DO(act_diagnosed),
+	},
 	[S_EXIT] = {
 		[0 ... E_NEVENTS - 1] = IGNORE("exiting"),
 	},
@@ -603,6 +757,16 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 		a->stop_sig = sig;
 	a->last_sig = sig;
 	agent_event(a, E_SIGSTOP);
+}
+
+/* Watchdog callback: a rank is hung (E_HUNG). */
+static void
+agent_hung_cb(void *arg, const struct watchdog_hang *h)
+{
+	struct agent *a = arg;
+
+	a->hang = *h;
+	agent_event(a, E_HUNG);
 }
 
 /* Backend callback: a round is ready (E_ROUND). */
@@ -703,6 +867,35 @@ agent_open_backend(struct agent *a, backend_new_fn fn, char *err,
 }
 
 /*
+ * The hang watchdog, when --hang-timeout or TORCHELASTIC_ENABLE_FILE_TIMER=1
+ * asks for it; the FileTimer FIFO is TORCHELASTIC_TIMER_FILE if set, else
+ * BASE/timer.fifo in the log directory.
+ */
+static int
+agent_open_watchdog(struct agent *a, char *err, size_t errlen)
+{
+	const struct cgrun_options *o = a->o;
+	const char *ft = getenv("TORCHELASTIC_ENABLE_FILE_TIMER");
+	struct watchdog_conf c;
+
+	memset(&c, 0, sizeof(c));
+	c.base = a->base;
+	c.hang_timeout = o->hang_timeout > 0 ? o->hang_timeout : 0;
+	c.first_timeout = options_hang_first(o);
+	c.progress_output = o->hang_progress != NULL &&
+	    strcmp(o->hang_progress, "output") == 0;
+	c.filetimer = ft != NULL && strcmp(ft, "1") == 0;
+	c.timer_path = getenv("TORCHELASTIC_TIMER_FILE");
+	c.dir = a->logdir.base;
+	c.on_hung = agent_hung_cb;
+	c.arg = a;
+	if (c.hang_timeout <= 0 && !c.filetimer)
+		return 0;
+	a->wd = watchdog_new(&c, err, errlen);
+	return a->wd != NULL ? 0 : -1;
+}
+
+/*
  * Install the signal events: SIGCHLD and every forwarded signal, except a
  * SIGHUP that was ignored when cgrun started (nohup).
  */
@@ -774,6 +967,9 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 		goto fail;
 	*status = CGRUN_EXIT_INTERNAL;
 	if (logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
+		goto fail;
+	*status = CGRUN_EXIT_USAGE;
+	if (agent_open_watchdog(a, err, errlen) == -1)
 		goto fail;
 	*status = CGRUN_EXIT_RDZV;
 	if (agent_open_store(a, err, errlen) == -1)
@@ -863,6 +1059,8 @@ agent_run(struct agent *a)
 	contain_kill(a->contain);
 	output_report_losses();
 	agent_finish(a);
+	watchdog_free(a->wd);		/* removes the FIFO */
+	a->wd = NULL;
 	logdir_cleanup(&a->logdir);
 	return a->exit_status;
 }
@@ -875,8 +1073,10 @@ agent_free(struct agent *a)
 
 	if (a == NULL)
 		return;
+	stacks_free(a->stacks);		/* before its attempt's workers */
 	attempt_free(a->at);
 	contain_free(a->contain);
+	watchdog_free(a->wd);
 	if (a->bk != NULL)
 		a->bk->ops->free(a->bk);
 	if (a->store != NULL)

@@ -18,6 +18,7 @@
 #include "options.h"
 #include "report.h"
 #include "round.h"
+#include "stacks.h"
 #include "worker.h"
 
 struct attempt {
@@ -26,9 +27,13 @@ struct attempt {
 	struct worker		**w;
 	int			 nw, ngone;
 	int			 stopping;	/* cgrun stopped the workers */
+	int			 diagnosing;	/* attempt_stacks() was called */
+	char			 dir[PATH_MAX];	/* BASE/RUN_ID/attempt_N */
 	struct report_failure	*fail;
 	int			 nfail;
 	char			 why[512];	/* the first failure */
+	int			 hung_lr;	/* the hung rank, or -1 */
+	char			 hung_why[192];
 };
 
 /* Milliseconds since the epoch. */
@@ -67,6 +72,8 @@ attempt_new(const struct attempt_conf *c)
 	at->job.cmd = c->cmd;
 	at->job.hup_ignored = c->hup_ignored;
 	at->job.cgroup_procs = contain_procs(c->contain);
+	at->job.wd = c->wd;
+	at->hung_lr = -1;
 	at->job.filter_out = at->job.filter_err = -1;
 	at->job.on_gone = attempt_gone_cb;
 	at->job.arg = at;
@@ -119,6 +126,7 @@ attempt_start(struct attempt *at, char *err, size_t errlen)
 		return -1;
 	}
 	attempt_open_filters(at, dir);
+	snprintf(at->dir, sizeof(at->dir), "%s", dir);
 	for (i = 0; i < at->nw; i++) {
 		if (worker_start(at->w[i], dir, err, errlen) == -1) {
 			attempt_skip_rest(at);
@@ -151,6 +159,21 @@ attempt_free(struct attempt *at)
 	free(at);
 }
 
+/* The hung rank's record f says why and moves to the front (root cause). */
+static void
+attempt_hung_first(struct attempt *at, struct report_failure *f)
+{
+	struct report_failure tmp;
+
+	snprintf(f->hung, sizeof(f->hung), "%s", at->hung_why);
+	if (f == &at->fail[0])
+		return;
+	tmp = *f;
+	memmove(&at->fail[1], &at->fail[0], (size_t)(f - at->fail) *
+	    sizeof(*f));
+	at->fail[0] = tmp;
+}
+
 /* Record a failed worker for the report; the first one is told. */
 static void
 attempt_record_failure(struct attempt *at, struct worker *w)
@@ -169,11 +192,14 @@ attempt_record_failure(struct attempt *at, struct worker *w)
 	f->when_ms = now_ms();
 	f->after_stop = at->stopping;
 	f->attempt = at->c.round->restart_count;
-	if (at->nfail > 1)
+	if (f->local_rank == at->hung_lr)
+		attempt_hung_first(at, f);
+	if (at->nfail > 1 || at->hung_lr >= 0)
 		return;
 	report_describe(how, sizeof(how), f->status);
 	snprintf(at->why, sizeof(at->why), "rank %d %s", f->rank, how);
-	at->c.on_failed(at->c.arg, at->why);
+	if (!at->diagnosing)	/* a SIGABRT'd rank is part of the diagnosis */
+		at->c.on_failed(at->c.arg, at->why);
 }
 
 /* Whether every started worker has been reaped. */
@@ -201,7 +227,7 @@ attempt_reaped(struct attempt *at, pid_t pid, int status)
 	if (w == NULL)
 		return 0;
 	worker_reaped(w, status);
-	if (status != 0)
+	if (status != 0 || (at->hung_lr >= 0 && w == at->w[at->hung_lr]))
 		attempt_record_failure(at, w);
 	/* leftovers (a background grandchild, also outside the group: a
 	 * setsid daemon) hold the pipes open; contain.c finds them */
@@ -254,11 +280,56 @@ attempt_abandon(struct attempt *at, int kill_wait_secs)
 		worker_abandon(at->w[i], kill_wait_secs);
 }
 
+/* Local rank lr is hung: root cause of this attempt, with the reason. */
+void
+attempt_hung(struct attempt *at, int lr, const char *why)
+{
+	if (at == NULL || lr < 0 || lr >= at->nw || at->hung_lr >= 0)
+		return;
+	at->hung_lr = lr;
+	snprintf(at->hung_why, sizeof(at->hung_why), "%s", why);
+	snprintf(at->why, sizeof(at->why), "rank %d %s",
+	    worker_rank(at->w[lr]), why);
+}
+
 /* Whether every worker is gone (an attempt with no workers is). */
 int
 attempt_all_gone(const struct attempt *at)
 {
 	return at == NULL || at->ngone >= at->nw;
+}
+
+/*
+ * Take the stacks of every running worker (stacks.h), the rank the
+ * detector named flagged; from now on worker exits are part of the
+ * diagnosis: recorded "after cgrun stopped it", never on_failed.
+ */
+struct stacks *
+attempt_stacks(struct attempt *at, int flagged, int timeout_ms,
+    void (*done)(void *, const char *), void *arg)
+{
+	struct stacks_target *t;
+	struct stacks *s;
+	int i, n = 0;
+
+	if ((t = calloc((size_t)at->nw + 1, sizeof(*t))) == NULL)
+		return NULL;
+	for (i = 0; i < at->nw; i++) {
+		if (worker_state(at->w[i]) != WORKER_RUNNING)
+			continue;
+		t[n].pid = worker_pid(at->w[i]);
+		t[n].rank = worker_rank(at->w[i]);
+		t[n].local_rank = i;
+		t[n].node = at->c.round->group_rank;
+		t[n].w = at->w[i];
+		t[n].flagged = t[n].rank == flagged;
+		n++;
+	}
+	at->diagnosing = at->stopping = 1;
+	s = stacks_collect(at->c.base, t, n, at->dir[0] ? at->dir : NULL,
+	    timeout_ms, done, arg);
+	free(t);
+	return s;
 }
 
 /* The failures of the attempt, root cause first. */

@@ -18,7 +18,9 @@ struct plan;
 struct report_failure;
 struct round_info;
 struct spawn_cmd;
+struct watchdog;
 struct attempt;
+struct stacks;
 
 struct attempt_conf {
 	struct event_base		*base;
@@ -30,6 +32,7 @@ struct attempt_conf {
 	int				 nproc;
 	int				 hup_ignored;
 	struct contain			*contain;	/* contain.h, or NULL */
+	struct watchdog			*wd;		/* or NULL */
 	/* the first failure of the attempt (why: "rank 1 exit code 3") */
 	void	(*on_failed)(void *arg, const char *why);
 	/* every worker is gone (called once, maybe inside another call) */
@@ -57,6 +60,23 @@ void	attempt_signal_main(struct attempt *, int sig);
 void	attempt_stopping(struct attempt *);
 /* Give up on workers not gone after SIGKILL; they count as gone. */
 void	attempt_abandon(struct attempt *, int kill_wait_secs);
+
+/*
+ * A hang: take the stacks of every running worker (stacks.h; flagged is
+ * the rank the detector named, or -1), written to the attempt's log
+ * directory.  From now on worker exits (a Python rank dies of the
+ * SIGABRT that makes it dump) are recorded "after cgrun stopped it" and
+ * never call on_failed: the caller stops the workers when done() comes,
+ * and must stacks_free() before attempt_free().  NULL with errno.
+ */
+struct stacks *attempt_stacks(struct attempt *, int flagged, int timeout_ms,
+	    void (*done)(void *arg, const char *summary), void *arg);
+/*
+ * Local rank lr is hung (the watchdog said why: "hung: no progress for
+ * 10 s"): it becomes the root cause and "rank R hung: ..." the attempt's
+ * why, whatever its exit status turns out to be.
+ */
+void	attempt_hung(struct attempt *, int lr, const char *why);
 
 /* Whether every worker is gone. */
 int	attempt_all_gone(const struct attempt *);

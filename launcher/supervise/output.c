@@ -34,11 +34,14 @@ struct output {
 	size_t		 prefixlen;
 	char		 fprefix[OUTPUT_PREFIX_MAX];	/* filter file's */
 	size_t		 fprefixlen;
+	void		(*tap)(void *, const char *, size_t);	/* or NULL */
+	void		*tap_arg;
 	char		*filters[OUTPUT_FILTERS_MAX];
 	int		 nfilters;
 	struct event	*eager;		/* shows a partial line when quiet */
 	int		 pty;
 	void		(*on_eof)(void *);
+	void		(*on_lines)(void *);
 	void		*arg;
 	size_t		 len;
 	char		 buf[OUTPUT_LINE_MAX + 1];	/* + room for a '\n' */
@@ -281,12 +284,25 @@ output_prefixed(struct output *o, int fd, const char *buf, size_t len,
 		output_open = cont ? o : NULL;
 }
 
+/* Show each whole line of buf[0..len) to the tap, if one is set. */
+static void
+output_tap_lines(const struct output *o, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	size_t ll;
+
+	for (; o->tap != NULL && p < end && (ll = output_line_len(p, end)) >
+	    0; p += ll)
+		o->tap(o->tap_arg, p, ll);
+}
+
 /* Emit the first len buffered bytes (whole lines) and shift the rest. */
 static void
 output_emit(struct output *o, size_t len)
 {
 	if (len == 0)
 		return;
+	output_tap_lines(o, o->buf, len);
 	if (o->console_fd >= 0)
 		output_prefixed(o, o->console_fd, o->buf, len, 0);
 	if (o->filter_fd >= 0 && o->nfilters > 0)
@@ -316,6 +332,8 @@ output_flush(struct output *o, int force)
 		nl = cr;
 	if (nl != NULL)
 		output_emit(o, (size_t)(nl - o->buf) + 1);
+	if (nl != NULL && o->on_lines != NULL)
+		o->on_lines(o->arg);
 	if (o->len > 0 && (force || o->len == OUTPUT_LINE_MAX)) {
 		o->buf[o->len++] = '\n';
 		output_emit(o, o->len);
@@ -370,6 +388,8 @@ output_finish(struct output *o)
 	if (o->pty)
 		tty_pty_closed(o->fd);
 	o->eof = 1;
+	if (o->tap != NULL)
+		o->tap(o->tap_arg, NULL, 0);
 	if (o->ev != NULL)
 		event_del(o->ev);
 	close(o->fd);
@@ -430,6 +450,7 @@ output_new(struct event_base *base, int fd, const struct output_conf *c)
 		errno = ENOMEM;
 		return NULL;
 	}
+	o->on_lines = c->on_lines;
 	o->arg = c->arg;
 	o->prefixlen = output_copy_prefix(o->prefix, c->prefix);
 	o->fprefixlen = output_copy_prefix(o->fprefix, c->filter_prefix ?
@@ -458,6 +479,15 @@ output_drain(struct output *o)
 	while (output_read(o) > 0)
 		output_flush(o, 0);
 	output_finish(o);
+}
+
+/* Set (or with NULL remove) the line tap; at EOF it gets (NULL, 0). */
+void
+output_tap(struct output *o, void (*fn)(void *, const char *, size_t),
+    void *arg)
+{
+	o->tap = fn;
+	o->tap_arg = arg;
 }
 
 /* Whether EOF was seen. */

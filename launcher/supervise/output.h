@@ -35,6 +35,8 @@ struct output_conf {
 	int		 eager;		/* console: partial lines when quiet */
 	int		 pty;		/* fd is a pty master (tty.c) */
 	void		(*on_eof)(void *arg);	/* after the last byte */
+	void		(*on_lines)(void *arg);	/* whole lines were written
+						 * (once per batch), or NULL */
 	void		*arg;
 };
 
@@ -43,6 +45,13 @@ struct output *output_new(struct event_base *, int fd, const struct output_conf 
 /* Read what is left without blocking, write it out, close; no on_eof. */
 void	output_drain(struct output *);
 void	output_free(struct output *);
+/*
+ * Also give every whole line read from now on (raw, terminator included,
+ * before any prefix) to fn, and (NULL, 0) at EOF; fn NULL removes it.
+ * The hang diagnosis reads Python's fault handler dump this way.
+ */
+void	output_tap(struct output *, void (*fn)(void *arg, const char *line,
+	    size_t len), void *arg);
 /* Whether the stream reached EOF. */
 int	output_eof(const struct output *);
 

@@ -132,6 +132,11 @@ report_line(FILE *fp, const char *lead, const struct report_failure *f,
 		    strerror(f->exec_errno), WEXITSTATUS(f->status));
 	else
 		report_describe(how, sizeof(how), f->status);
+	if (f->hung[0] != '\0') {
+		fprintf(fp, "%srank %d (local_rank %d, node %d) %s\n", lead,
+		    f->rank, f->local_rank, f->group_rank, f->hung);
+		lead = "  then: ";
+	}
 	fprintf(fp, "%srank %d (local_rank %d, node %d) %s%s at %s (pid %d, "
 	    "attempt %d)\n", lead, f->rank, f->local_rank, f->group_rank, how,
 	    f->after_stop ? " after cgrun stopped it" : "", when, (int)f->pid,
@@ -156,6 +161,28 @@ report_print(FILE *fp, const struct report *r)
 		fprintf(fp, "other failures:\n");
 	for (i = 1; i < r->n; i++)
 		report_line(fp, "  ", &r->f[i], r);
+	fflush(fp);
+}
+
+/* The hang diagnosis in cgrun's own lines (stacks.c). */
+void
+report_hang(FILE *fp, int node, const char *summary, int culprit,
+    const char *where, int all_waiting, const char *path)
+{
+	fprintf(fp, "cgrun: hang on node %d: stacks: %s\n", node, summary);
+	if (culprit >= 0)
+		fprintf(fp, "cgrun: hang on node %d: root cause: rank %d in "
+		    "%s\n", node, culprit, where);
+	else if (all_waiting)
+		fprintf(fp, "cgrun: hang on node %d: every rank of this node "
+		    "waits in a collective: the hung rank is on another "
+		    "node\n", node);
+	else
+		fprintf(fp, "cgrun: hang on node %d: no rank of this node "
+		    "stands out\n", node);
+	if (path != NULL && path[0] != '\0')
+		fprintf(fp, "cgrun: hang on node %d: every rank's stacks: %s\n",
+		    node, path);
 	fflush(fp);
 }
 

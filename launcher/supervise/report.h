@@ -19,6 +19,7 @@ struct report_failure {
 	int	attempt;		/* TORCHELASTIC_RESTART_COUNT */
 	char	error_file[PATH_MAX];	/* TORCHELASTIC_ERROR_FILE */
 	char	log_file[PATH_MAX];	/* stderr log, or "" */
+	char	hung[192];		/* the watchdog's reason, or "" */
 };
 
 struct report {
@@ -36,6 +37,14 @@ void	report_print(FILE *fp, const struct report *);
 int	report_exit_status(const struct report_failure *);
 /* "exit code 7", "signal 9 (SIGKILL)": how a worker ended. */
 void	report_describe(char *buf, size_t len, int status);
+/*
+ * The hang diagnosis (stacks.c): the grouped stacks of this node's ranks,
+ * the culprit (or -1) and where it is, whether every rank waits in a
+ * collective (then the culprit is on another node), and the file with
+ * every stack.
+ */
+void	report_hang(FILE *fp, int node, const char *summary, int culprit,
+	    const char *where, int all_waiting, const char *path);
 /*
  * Copy the root cause's error.json to path (the agent's own
  * TORCHELASTIC_ERROR_FILE), with message.errorCode set to the exit code,

@@ -287,20 +287,43 @@ spawn_argv_free(char **argv)
 	free(argv);
 }
 
-/* In the child: close every fd above 2 except keep. */
+/* In the child: close fds lo..hi (hi < lo: nothing). */
 static void
-child_close_fds(int keep)
+child_close_range(int lo, int hi)
 {
 	int fd, max;
 
-	if (keep > 3)
-		syscall(SYS_close_range, 3, keep - 1, 0);
-	if (syscall(SYS_close_range, keep + 1, ~0U, 0) == 0 && keep >= 3)
+	if (hi < lo)
+		return;
+	if (syscall(SYS_close_range, (unsigned int)lo, (unsigned int)hi, 0)
+	    == 0)
 		return;
 	max = (int)sysconf(_SC_OPEN_MAX);
-	for (fd = 3; fd < max && fd < 65536; fd++)
-		if (fd != keep)
-			close(fd);
+	for (fd = lo; fd <= hi && fd < max && fd < 65536; fd++)
+		close(fd);
+}
+
+/* In the child: close every fd above 2 except k1 and k2 (-1: none). */
+static void
+child_close_fds(int k1, int k2)
+{
+	int a = k1 < k2 ? k1 : k2, b = k1 < k2 ? k2 : k1;
+
+	if (a < 3) {		/* one fd to keep, or none */
+		a = b;
+		b = -1;
+	}
+	if (a < 3) {
+		child_close_range(3, ~0U >> 1);
+		return;
+	}
+	child_close_range(3, a - 1);
+	if (b < 3 || b == a) {
+		child_close_range(a + 1, ~0U >> 1);
+		return;
+	}
+	child_close_range(a + 1, b - 1);
+	child_close_range(b + 1, ~0U >> 1);
 }
 
 /* In the child: default handlers for every signal, then an empty mask. */
@@ -381,7 +404,9 @@ spawn_child(const struct spawn_req *r, char **argv, pid_t parent, int exec_wr)
 		child_fail(exec_wr, errno);
 	if (r->ctty > 0)	/* its pty: window changes reach it */
 		ioctl(r->ctty, TIOCSCTTY, 0);
-	child_close_fds(exec_wr);
+	child_close_fds(exec_wr, r->keep_fd > 2 ? r->keep_fd : -1);
+	if (r->keep_fd > 2)
+		fcntl(r->keep_fd, F_SETFD, 0);	/* inherited across exec */
 	if (r->plan != NULL && plan_apply_child(r->plan, r->local_rank) == -1)
 		dprintf(2, "cgrun: local rank %d: CPU/memory binding failed: "
 		    "%s\n", r->local_rank, strerror(errno));

@@ -1,8 +1,9 @@
 /*
  * spawn.h: the worker command (resolved once per job) and starting one
  * worker process: its own session and process group (torchrun's
- * start_new_session: the terminal is not its controlling one), default signal handlers and an
- * empty mask, PR_SET_PDEATHSIG (it never outlives the agent), fds 0-2 only,
+ * start_new_session: the terminal is not its controlling one), default
+ * signal handlers and an empty mask, PR_SET_PDEATHSIG (it never outlives
+ * the agent), fds 0-2 only (and keep_fd),
  * its CPU/memory binding, then exec.  An exec failure makes the child exit
  * 126 (found, not executable) or 127 (not found), and its errno can be read
  * back after the child was reaped.
@@ -46,6 +47,8 @@ struct spawn_req {
 	int			 stdin_null;	/* stdin /dev/null, not ours */
 	int			 ctty;	/* 1 or 2: that fd (a pty) becomes the
 					 * controlling terminal; 0: none */
+	int			 keep_fd;	/* > 2: inherited as is (the
+						 * heartbeat channel) */
 };
 
 /*

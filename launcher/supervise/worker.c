@@ -24,6 +24,7 @@
 #include "round.h"
 #include "spawn.h"
 #include "tty.h"
+#include "watchdog.h"
 #include "worker.h"
 #include "worker_env.h"
 
@@ -147,6 +148,24 @@ worker_prefix(struct worker *w, int s, char *console, char *filter)
 	    OUTPUT_PREFIX_MAX, filter, OUTPUT_PREFIX_MAX);
 }
 
+/* output's on_lines: a sign of progress with --hang-progress=output. */
+static void
+worker_lines_cb(void *arg)
+{
+	struct worker *w = arg;
+
+	watchdog_output(w->job->wd, w->lr);
+}
+
+/* Whether the watchdog needs to see this worker's output lines. */
+static int
+worker_watch_output(const struct worker *w)
+{
+	const char *p = w->job->opts->hang_progress;
+
+	return w->job->wd != NULL && p != NULL && strcmp(p, "output") == 0;
+}
+
 /* Start reading pipe fd rfd of stream s into w->out or w->err; -1 if not. */
 static int
 worker_reader(struct worker *w, int s, int rfd, int file, int console,
@@ -166,6 +185,7 @@ worker_reader(struct worker *w, int s, int rfd, int file, int console,
 	c.filter_fd = s == 1 ? w->job->filter_out : w->job->filter_err;
 	c.filters = s == 1 ? o->dup_stdout_filters : o->dup_stderr_filters;
 	c.on_eof = worker_eof_cb;
+	c.on_lines = worker_watch_output(w) ? worker_lines_cb : NULL;
 	c.arg = w;
 	c.pty = pty;
 	c.eager = console && tty_stdin_owner(w->lr);
@@ -194,6 +214,7 @@ worker_stream(struct worker *w, int s)
 	int red = options_std_for(&o->redirects, w->lr) & s;
 	int tee = options_std_for(&o->tee, w->lr) & s;
 	int shown = options_rank_shown(o, w->lr);
+	int watch = worker_watch_output(w);	/* needs a pipe */
 	const char *filters = s == 1 ? o->dup_stdout_filters :
 	    o->dup_stderr_filters;
 	char path[PATH_MAX];
@@ -204,9 +225,9 @@ worker_stream(struct worker *w, int s)
 		return -1;
 	if (s == 2 && file >= 0)
 		snprintf(w->stderr_log, sizeof(w->stderr_log), "%s", path);
-	if (filters == NULL && red && !tee)
+	if (filters == NULL && red && !tee && !watch)
 		return file;
-	if (filters == NULL && !shown && file == -1)
+	if (filters == NULL && !shown && file == -1 && !watch)
 		return open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (tty_pty_wanted(s, shown && !(red && !tee), tee) &&
 	    tty_pty_open(p) == 0)
@@ -225,6 +246,23 @@ worker_stream(struct worker *w, int s)
 		return -1;
 	}
 	return p[1];
+}
+
+/* The watchdog's variables: CGRUN_HEARTBEAT_FD, TORCHELASTIC_TIMER_FILE. */
+static int
+worker_watchdog_env(struct worker *w, char ***env)
+{
+	const char *tf = watchdog_timer_file(w->job->wd);
+	int fd = watchdog_child_fd(w->job->wd, w->lr);
+	char num[16];
+
+	snprintf(num, sizeof(num), "%d", fd);
+	if (fd >= 0 && worker_env_put(env, "CGRUN_HEARTBEAT_FD", num) == -1)
+		return -1;
+	if (tf != NULL && worker_env_put(env, "TORCHELASTIC_TIMER_FILE", tf)
+	    == -1)
+		return -1;
+	return 0;
 }
 
 /* Fork and exec with the child's fds 1 and 2; the pid, or -1 with err. */
@@ -249,11 +287,17 @@ worker_spawn(struct worker *w, int fd1, int fd2, char *err, size_t errlen)
 	req.cgroup_procs = job->cgroup_procs;
 	req.stdin_null = tty_stdin_null(w->lr);
 	req.ctty = w->ptys & 1 ? 1 : w->ptys & 2 ? 2 : 0;
-	if (fd1 == -1 || fd2 == -1 || env == NULL)
+	req.keep_fd = watchdog_child_fd(job->wd, w->lr);
+	if (fd1 == -1 || fd2 == -1 || env == NULL ||
+	    worker_watchdog_env(w, &env) == -1)
 		snprintf(err, errlen, "worker %d: %s", w->lr, strerror(errno));
-	else
+	else {
+		req.envp = env;		/* worker_env_put may move it */
 		pid = spawn_worker(&req, &w->exec_fd, err, errlen);
+	}
 	worker_env_free(env);
+	if (pid > 0)
+		watchdog_started(job->wd, w->lr, pid);
 	return pid;
 }
 
@@ -355,6 +399,17 @@ worker_signal_main(const struct worker *w, int sig)
 	if (w->pid > 0 && worker_unreaped(w) && kill(w->pid, sig) == -1 &&
 	    errno != ESRCH)
 		log_warn("kill pid=%d sig=%d", (int)w->pid, sig);
+}
+
+/* Tap the worker's stderr lines (output_tap); -1 when it has no pipe. */
+int
+worker_tap(struct worker *w, void (*fn)(void *, const char *, size_t),
+    void *arg)
+{
+	if (w->err == NULL || (fn != NULL && output_eof(w->err)))
+		return -1;
+	output_tap(w->err, fn, arg);
+	return 0;
 }
 
 /* The worker's state. */

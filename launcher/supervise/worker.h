@@ -31,6 +31,7 @@ struct plan;
 struct report_failure;
 struct round_info;
 struct spawn_cmd;
+struct watchdog;
 struct worker;
 
 enum worker_state {
@@ -52,6 +53,7 @@ struct worker_job {
 	const char			*cgroup_procs;	/* contain.h, or NULL */
 	int				 filter_out;	/* filtered_*.log, or -1 */
 	int				 filter_err;
+	struct watchdog			*wd;		/* or NULL */
 	void				(*on_gone)(void *arg);
 	void				*arg;
 };
@@ -75,6 +77,13 @@ void	worker_signal(const struct worker *, int sig);
 /* Send sig to the main process only (not reaped yet). */
 void	worker_signal_main(const struct worker *, int sig);
 
+/*
+ * Give fn every whole stderr line from now on, and (NULL, 0) at EOF
+ * (output_tap); fn NULL removes the tap.  -1 when stderr is not read
+ * through a pipe (redirected to a file alone, or not shown) or at EOF.
+ */
+int	worker_tap(struct worker *, void (*fn)(void *arg, const char *line,
+	    size_t len), void *arg);
 enum worker_state worker_state(const struct worker *);
 /* Whether it started and was not reaped yet (RUNNING or ABANDONED). */
 int	worker_unreaped(const struct worker *);

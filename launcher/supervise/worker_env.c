@@ -149,6 +149,21 @@ worker_env_build(const struct cgrun_options *o, const struct round_info *r,
 	return e.v;
 }
 
+/* Set name=value in an environment from worker_env_build(); 0 or -1. */
+int
+worker_env_put(char ***envp, const char *name, const char *value)
+{
+	struct envv e = { *envp, 0, 0 };
+
+	while (e.v[e.n] != NULL)
+		e.n++;
+	e.cap = e.n + 1;	/* full: envv_set grows it */
+	if (envv_set(&e, name, value) == -1)
+		return -1;
+	*envp = e.v;
+	return 0;
+}
+
 /* Free an environment from worker_env_build(). */
 void
 worker_env_free(char **env)
@@ -171,4 +186,24 @@ worker_env_agent_defaults(int nproc)
 		log_info("OMP_NUM_THREADS set to 1 for each worker (%d workers "
 		    "on this node); set it yourself to tune", nproc);
 	}
+}
+
+/*
+ * With a hang watchdog (--hang-timeout, or torch's FileTimer through
+ * TORCHELASTIC_ENABLE_FILE_TIMER=1): PYTHONFAULTHANDLER=1 in the agent
+ * for every worker, unless the user set it, so that the SIGABRT of the
+ * hang diagnosis (stacks.c) makes a Python rank dump every thread.
+ */
+void
+worker_env_faulthandler(int hang_watchdog)
+{
+	const char *ft = getenv("TORCHELASTIC_ENABLE_FILE_TIMER");
+
+	if (!hang_watchdog && (ft == NULL || strcmp(ft, "1") != 0))
+		return;
+	if (getenv("PYTHONFAULTHANDLER") != NULL)
+		return;
+	setenv("PYTHONFAULTHANDLER", "1", 1);
+	log_info("PYTHONFAULTHANDLER set to 1 for each worker: a hang's "
+	    "diagnosis makes Python ranks dump their stacks");
 }

@@ -18,8 +18,16 @@ struct plan;
 char  **worker_env_build(const struct cgrun_options *, const struct round_info *,
 	    int lr, const char *error_file, const struct plan *);
 void	worker_env_free(char **);
+/*
+ * Set name=value in such an environment (replacing it): the hang
+ * watchdog's CGRUN_HEARTBEAT_FD and TORCHELASTIC_TIMER_FILE (watchdog.h).
+ * 0, or -1 (ENOMEM; *envp is unchanged and still valid).
+ */
+int	worker_env_put(char ***envp, const char *name, const char *value);
 
 /* In the agent, before any worker: OMP_NUM_THREADS=1 when nproc > 1. */
 void	worker_env_agent_defaults(int nproc);
+/* With a hang watchdog: PYTHONFAULTHANDLER=1 unless the user set it. */
+void	worker_env_faulthandler(int hang_watchdog);
 
 #endif

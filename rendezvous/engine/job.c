@@ -375,7 +375,7 @@ act_join_closed(struct job *j, struct node *n)
 static void
 act_failed_running(struct job *j, struct node *n)
 {
-	char why[RDZV_TEXT_MAX + 1], b[RDZV_HOST_MAX + 32];
+	char why[RDZV_TEXT_MAX * 2 + RDZV_HOST_MAX + 64], b[RDZV_HOST_MAX + 32];
 
 	if (n->state != RDZV_N_ACTIVE && n->state != RDZV_N_DONE)
 		return;
@@ -390,7 +390,9 @@ act_failed_running(struct job *j, struct node *n)
 		}
 		j->r->stats.restarts++;
 	}
-	snprintf(why, sizeof(why), "workers failed on node %s", b);
+	/* the other nodes hear why: "... on node h:1: rank 2 hung ..." */
+	snprintf(why, sizeof(why), "workers failed on node %s%s%s", b,
+	    n->failed_why[0] != '\0' ? ": " : "", n->failed_why);
 	node_enter(n, RDZV_N_WAIT);
 	job_new_round(j, why);
 }

@@ -79,6 +79,7 @@ struct node {
 	enum rdzv_nstate state;		/* only via node_enter() */
 	struct event	*alive;		/* keep-alive deadline */
 	struct timespec	last_seen;	/* monotonic, of its last message */
+	char		failed_why[RDZV_TEXT_MAX + 1];	/* its FAILED text */
 };
 
 struct job {

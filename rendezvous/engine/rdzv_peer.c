@@ -296,6 +296,9 @@ rdzv_peer_msg(struct rdzv_peer *p, const struct rdzv_msg *m)
 			return peer_error(p, "%s before JOIN",
 			    rdzv_proto_opname(m->op));
 		node_alive(p->node);
+		if (m->op == RDZV_OP_FAILED)	/* why, for the other nodes */
+			snprintf(p->node->failed_why,
+			    sizeof(p->node->failed_why), "%s", m->text);
 		if (m->op != RDZV_OP_KEEPALIVE)
 			job_dispatch(p->node->job, node_ev[m->op - 0x80],
 			    p->node);

@@ -221,6 +221,15 @@ put("fuzz_errorfile", "string", b'{"message": "plain text", "errorCode": 3}')
 put("fuzz_errorfile", "nested", b'{"message": {"message": ["x", {"y": null}], "extraInfo": 7}}')
 put("fuzz_errorfile", "empty", b"{}")
 
+# ---- torch FileTimer request lines (the agent's FIFO) ----
+put("fuzz_filetimer", "acquire", b'{"version": 1, "pid": 1234, "scope_id": "train.py#12", '
+    b'"expiration_time": 1700000010.5, "signal": 9}')
+put("fuzz_filetimer", "release", b'{"version": 1, "pid": 1234, "scope_id": "train.py#12", '
+    b'"expiration_time": -1, "signal": 0}\n')
+put("fuzz_filetimer", "lines", b'{"pid": 7, "scope_id": "a", "expiration_time": 1, "signal": 15}\n'
+    b'not json\n{"version": 2, "pid": 1, "scope_id": 3}\n{"pid": 1.5}\n')
+put("fuzz_filetimer", "deep", b'{"a": [[[[[1]]]]], "pid": 1, "scope_id": "s", "expiration_time": 1, "signal": 9}')
+
 # ---- worker environment (NUL-separated NAME=value entries) ----
 def envb(*kv):
     return b"\0".join(k.encode() for k in kv)
@@ -343,3 +352,32 @@ put("fuzz_hostlist", "tasks", b"\x03n[1-4]\x002(x3),1")
 put("fuzz_hostlist", "tasks-bad", b"\x01n1\x002(x")
 put("fuzz_hostlist", "step", b"\x81n[01-04]\x001(x4)")
 put("fuzz_hostlist", "step-2tasks", b"\x82gpu-[1-2]-ib\x002(x2)")
+
+# ---- stack dumps (room/flag byte, then one dump per rank, NUL between) ----
+FH = (b"Fatal Python error: Aborted\n\n"
+      b"Thread 0x00007fb9f29976c0 (most recent call first):\n"
+      b"  File \"/usr/lib/python3.11/threading.py\", line 320 in wait\n\n"
+      b"Current thread 0x00007fb9f37dbb80 (most recent call first):\n"
+      b"  File \"/w/hang.py\", line %d in %s\n"
+      b"  File \"/w/hang.py\", line 60 in main\n"
+      b"  File \"/w/hang.py\", line 70 in <module>\n\n"
+      b"Extension modules: torch._C (total: 1)\n")
+GDB = (b"Thread 2 (Thread 0x7ff441b5f6c0 (LWP 14131) \"hang\"):\n"
+       b"#0  0x00007ff441c36df2 in __libc_pause () at pause.c:29\n"
+       b"#1  0x000055d69b77015a in th (a=0x0) at /tmp/hang.c:3\n\n"
+       b"Thread 1 (Thread 0x7ff441b60740 (LWP 1234) \"hang\"):\n"
+       b"#0  0x00007ff441c36df2 in __libc_pause () at pause.c:29\n"
+       b"#1  0x000055d69b770165 in hang_here () at /tmp/hang.c:4\n"
+       b"#2  main () at /tmp/hang.c:5\n"
+       b"#3  0x00007f0000000000 in gloo::wait(std::chrono::duration<long>) () from /lib/libgloo.so\n"
+       b"#4  0x00007f0000000001 in ?? ()\n")
+EU = b"PID 1234 - process\nTID 1234:\n#0  0x00007f3c5e8e3df2 __libc_pause\n#1  0x0 syscall:pause\nTID 78:\n#0  0x1 th\n"
+PYSPY = (b"Process 1234: python3 hang.py\nPython v3.11.2 (/usr/bin/python3.11)\n\n"
+         b"Thread 1234 (idle): \"MainThread\"\n    hang_here (hang.py:31)\n    <module> (hang.py:70)\n")
+ok = FH % (12, b"backward")
+put("fuzz_stackdump", "faulthandler-odd", b"\xff" + b"\0".join([ok, ok, FH % (31, b"hang_here"), ok]))
+put("fuzz_stackdump", "faulthandler-flag", b"\x06" + b"\0".join([ok, FH % (31, b"hang_here")]))
+put("fuzz_stackdump", "gdb", b"\x40" + GDB + b"\0" + GDB)
+put("fuzz_stackdump", "eu-stack", b"\x80" + EU + b"\0" + b"\r\n".join(EU.split(b"\n")))
+put("fuzz_stackdump", "py-spy", b"\xff" + PYSPY + b"\0\0" + PYSPY)
+put("fuzz_stackdump", "stack-only", b"\x10Stack (most recent call first):\n  <no Python frame>\n  ...\n")
