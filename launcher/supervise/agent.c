@@ -702,8 +702,10 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 		goto fail;
 	}
 	*status = CGRUN_EXIT_INTERNAL;
-	if (spawn_cmd_build(&a->cmd, o, err, errlen) == -1 ||
-	    logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
+	if (spawn_cmd_build(&a->cmd, o, err, errlen) == -1)
+		goto fail;
+	*status = CGRUN_EXIT_CANTCREAT;
+	if (logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
 		goto fail;
 	*status = CGRUN_EXIT_RDZV;
 	if (agent_open_store(a, err, errlen) == -1)
@@ -791,11 +793,11 @@ agent_run(struct agent *a)
 	 * child of a worker that exited 0) does not outlive the job. */
 	attempt_signal(a->at, SIGKILL);
 	agent_finish(a);
-	logdir_cleanup(&a->logdir);
 	return a->exit_status;
 }
 
-/* Free the agent: workers (killed if any is left), backend, store. */
+/* Free the agent: workers (killed if any is left), backend, store, and
+ * the empty directories of a temporary log base. */
 void
 agent_free(struct agent *a)
 {
@@ -819,6 +821,7 @@ agent_free(struct agent *a)
 	if (a->kick != NULL)
 		event_free(a->kick);
 	spawn_cmd_free(&a->cmd);
+	logdir_cleanup(&a->logdir);
 	free(a);
 }
 
