@@ -53,7 +53,8 @@
 #include "wire.h"
 
 #define C10D_DEFAULT_PORT	29400
-#define C10D_RETRY_MS		200	/* between connection attempts */
+#define C10D_RETRY_FIRST_MS	1	/* first retry after a failed connect */
+#define C10D_RETRY_MAX_MS	100	/* the backoff's cap */
 
 enum cstate { C_CONNECTING, C_JOINING, C_RUNNING, C_STOPPING, C_FAILED,
 	C_DONE, C_OVER };
@@ -79,6 +80,8 @@ struct c10d {
 	enum link		 link;
 	struct bufferevent	*bev;
 	struct event		*retry;
+	unsigned int		 retry_ms;	/* next backoff step; 0: first */
+	uint32_t		 jitter;	/* xorshift32 state */
 	struct event		*keepalive;
 	struct event		*linger;	/* host: wait for peers */
 	struct timespec		 connect_deadline;
@@ -118,6 +121,41 @@ c10d_link(struct c10d *c, enum link l)
 		return;
 	log_debug("c10d link %s -> %s", link_names[c->link], link_names[l]);
 	c->link = l;
+	if (l == L_UP)
+		c->retry_ms = 0;	/* the next outage backs off afresh */
+}
+
+/*
+ * The wait before the next connection attempt.  Agents started together
+ * (srun) find the hosting agent not yet listening: the first retry comes
+ * after C10D_RETRY_FIRST_MS, each further one waits twice as long up to
+ * C10D_RETRY_MAX_MS, and a uniform draw in [step/2, step] keeps agents
+ * from retrying in lockstep.  The caller's deadline (read_timeout, or
+ * the keep-alive window when resuming) still ends the attempts.
+ */
+static struct timeval
+c10d_backoff(struct c10d *c)
+{
+	struct timespec now;
+	struct timeval tv;
+	uint32_t x, us;
+
+	c->retry_ms = c->retry_ms == 0 ? C10D_RETRY_FIRST_MS :
+	    c->retry_ms * 2 > C10D_RETRY_MAX_MS ? C10D_RETRY_MAX_MS :
+	    c->retry_ms * 2;
+	if ((x = c->jitter) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		x = ((uint32_t)getpid() * 2654435761u ^
+		    (uint32_t)now.tv_nsec) | 1;
+	}
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	c->jitter = x;
+	us = c->retry_ms * 500 + x % (c->retry_ms * 500 + 1);
+	tv.tv_sec = us / 1000000;
+	tv.tv_usec = us % 1000000;
+	return tv;
 }
 
 /* Can messages go out (connected, magic sent)? */
@@ -515,7 +553,7 @@ static void
 c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct c10d *c = arg;
-	struct timeval tv = { 0, C10D_RETRY_MS * 1000 };
+	struct timeval tv;
 	char why[512];
 	int joined;
 
@@ -541,6 +579,7 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	    (c10d_resuming(c) && !c10d_passed(&c->resume_deadline))) {
 		bufferevent_free(c->bev);
 		c->bev = NULL;
+		tv = c10d_backoff(c);
 		evtimer_add(c->retry, &tv);
 		return;
 	}
