@@ -130,7 +130,9 @@ ea_last(const char *dir, int n)
 	while ((de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, "w.", 2) != 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (snprintf(path, sizeof(path), "%.3000s/%.255s", dir,
+		    de->d_name) >= (int)sizeof(path))
+			continue;
 		if ((fp = fopen(path, "r")) != NULL) {
 			if (fscanf(fp, "%lld", &t) == 1 && t > 0) {
 				found++;
@@ -192,7 +194,8 @@ int
 main(int argc, char **argv)
 {
 	static double run_ms[EA_MAX_RUNS], exit_ms[EA_MAX_RUNS];
-	char dir[] = "/tmp/early_agents.XXXXXX";
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX];
 	int n = 4, runs = 10, port = 29700, floor = 0, opt, i, ok = 0;
 
 	if (argc == 3 && strcmp(argv[1], "--stamp") == 0)
@@ -211,6 +214,8 @@ main(int argc, char **argv)
 		    "[-p PORT] -- CGRUN [ARGS...]\n");
 		return 2;
 	}
+	snprintf(dir, sizeof(dir), "%s/early_agents.XXXXXX",
+	    tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(dir) == NULL)
 		return 1;
 	for (i = 0; i < runs; i++) {

@@ -39,7 +39,10 @@ done
 [ -z "$BASE" ] || [ -x "$BASE" ] || { echo "early_agents.sh: $BASE not executable" >&2; exit 1; }
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 start=$(date +%s)
-port=$((30000 + $$ % 10000))
+# Ports below the ephemeral range: a port in it may be held by any
+# client socket on the machine when the host binds it.
+lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range)
+port=$((lo - 12000 + $$ % 6000))
 
 # One run of N agents of launcher L (cgrun, baseline, or floor); appends
 # "running_ms exited_ms" (or "failed") to $T/L.N.

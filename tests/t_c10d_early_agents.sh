@@ -14,8 +14,25 @@
 fail() { echo "FAIL: $*"; exit 1; }
 CGRUN=$BUILD_DIR/cgrun
 
-# A port nothing listens on: bind one, note it, let it go.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# freeport: a free port below the ephemeral range, so that no client
+# socket on this machine (other tests run at the same time) holds it when
+# the host binds it.
+freeport() {
+	python3 -c '
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(100):
+    p = random.randrange(max(1024, lo - 12000), lo)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    print(p)
+    break
+'
+}
+port=$(freeport)
 timeout 20 "$CGRUN" -vv --rdzv-backend=c10d --rdzv-endpoint=127.0.0.1:$port \
     --rdzv-id=early --nnodes=2 --rdzv-conf=is_host=false,read_timeout=2 \
     --no-python true >"$T/nobody" 2>&1
@@ -29,7 +46,7 @@ n=$(grep -c 'c10d link DOWN -> CONNECTING' "$T/nobody")
 echo "ok: $n connection attempts in 2 s, then exit 75"
 
 # Four agents, the host last.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(freeport)
 pids=
 for i in 0 1 2 3; do
 	host=false

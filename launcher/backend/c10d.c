@@ -548,6 +548,24 @@ c10d_join(struct c10d *c)
 	c10d_resent(c);
 }
 
+/*
+ * TCP's simultaneous open: a connect to a local port nobody listens on
+ * that the kernel gave the socket itself as its source port succeeds,
+ * connected to itself (more likely the faster the retries sweep the
+ * ephemeral range); it also holds the port the hosting agent wants.
+ */
+static int
+c10d_self_connected(const struct c10d *c)
+{
+	struct sockaddr_storage a, b;
+	socklen_t la = sizeof(a), lb = sizeof(b);
+	int fd = bufferevent_getfd(c->bev);
+
+	return getsockname(fd, (struct sockaddr *)&a, &la) == 0 &&
+	    getpeername(fd, (struct sockaddr *)&b, &lb) == 0 && la == lb &&
+	    memcmp(&a, &b, la) == 0;
+}
+
 /* Connection events: connected, refused (retry), lost. */
 static void
 c10d_event_cb(struct bufferevent *bev, short what, void *arg)
@@ -557,7 +575,12 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	char why[512];
 	int joined;
 
-	if (what & BEV_EVENT_CONNECTED) {
+	if ((what & BEV_EVENT_CONNECTED) && c10d_self_connected(c)) {
+		log_info("c10d: connected to itself (%s:%d is not listening "
+		    "and was this socket's own port); retrying", c->host,
+		    c->port);
+		what = BEV_EVENT_ERROR;
+	} else if (what & BEV_EVENT_CONNECTED) {
 		log_info("c10d: connected to %s:%d", c->host, c->port);
 		c10d_hello(c);
 		return;
