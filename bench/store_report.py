@@ -161,8 +161,11 @@ def main():
             o.append("| %d | %s | %s |" % (n, " | ".join(cells), fmt(rt, 3)))
         return o + [""], res
 
-    t, barrier = table("barrier", "Store barrier (N clients: ADD, then WAIT on the last-worker key)", [])
-    out += t
+    t, barrier = table("barrier", "Store barrier, burst pattern (one loadgen process, N pre-connected "
+                       "sockets, every ADD written at once, then WAIT on the last-worker key)", [])
+    out += t + ["This pattern measures a server receiving N requests at once; with real torch "
+                     "clients, whose arrivals are spread, the servers come much closer: see "
+                     "bench/results/store_barrier.md.", ""]
     t, storm = table("storm", "Connect storm (N clients connect at once, handshake, ADD)",
                      ["retries", "listen_overflows"])
     out += t
@@ -204,7 +207,8 @@ def main():
                    % (fmt(min(floor_rt), 2), fmt(max(floor_rt), 2),
                       fmt(sorted(floor_rt)[(len(floor_rt) - 1) // 2], 2),
                       sum(1 for x in floor_rt if x > 1 / 3), len(floor_rt)))
-    out.append("- barrier of 8,192 clients ≤ 1/3 of torch's best time: ratio %s → %s"
+    out.append("- barrier of 8,192 clients ≤ 1/3 of torch's best time, burst pattern only "
+               "(not real torch clients: bench/results/store_barrier.md): ratio %s → %s"
                % (fmt(b, 3), verdict(b is not None and b <= 1 / 3, b)))
     out.append("- connect storm of 8,192 ≤ 1/10 of torch's best time: ratio %s → %s; "
                "listen-queue overflows during cgrun's storm: %s → %s"

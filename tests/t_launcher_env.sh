@@ -31,7 +31,7 @@ case "$port" in ''|*[!0-9]*) fail "MASTER_PORT not a number: '$port'" ;; esac
 [ "$port" -gt 0 ] && [ "$port" -lt 65536 ] || fail "MASTER_PORT out of range: $port"
 for lr in 0 1; do
 	ef=$(sed -n "s/^$lr TORCHELASTIC_ERROR_FILE=//p" "$T/set")
-	case "$ef" in */"$runid"/attempt_0/$lr/error.json) ;;
+	case "$ef" in */"$runid"_??????/attempt_0/$lr/error.json) ;;
 	*) fail "error file of local rank $lr not under the run id: $ef" ;; esac
 done
 

@@ -93,7 +93,8 @@ W
 chmod +x hello.sh
 timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --rdzv-id=job1 --log-dir="$T/logs" \
     --tee=1 --redirects=2 ./hello.sh > out 2> err || fail "tee job failed"
-D=$T/logs/job1/attempt_0
+D=$(echo "$T"/logs/job1_*/attempt_0)
+[ -d "$D" ] || fail "no single LOG_DIR/job1_XXXXXX/attempt_0: $(ls "$T/logs")"
 for lr in 0 1; do
 	grep -qx "\[default$lr\]:out $lr" out || fail "teed stdout of $lr not on console"
 	grep -qx "out $lr" "$D/$lr/stdout.log" || fail "teed stdout of $lr not in $D/$lr/stdout.log"
@@ -105,8 +106,9 @@ echo "tee/redirect/log-dir layout"
 # Per-rank maps: rank 0 redirects stdout, rank 1 nothing; filter shows rank 1.
 timeout 20 "$CGRUN_BIN" --nproc_per_node 2 --log_dir "$T/logs2" --rdzv_id job2 \
     -r 0:1 --local-ranks-filter=1 ./hello.sh > out 2> err || fail "map job failed"
-grep -qx "out 0" "$T/logs2/job2/attempt_0/0/stdout.log" || fail "rank 0 stdout not redirected"
-[ -e "$T/logs2/job2/attempt_0/1/stdout.log" ] && fail "rank 1 stdout redirected"
+D=$(echo "$T"/logs2/job2_*/attempt_0)
+grep -qx "out 0" "$D/0/stdout.log" || fail "rank 0 stdout not redirected"
+[ -e "$D/1/stdout.log" ] && fail "rank 1 stdout redirected"
 grep -q ' 0$' out err && fail "filtered rank 0 reached the console"
 # Not teed: unprefixed by default, as under torchrun.
 grep -qx 'out 1' out || fail "rank 1 stdout missing or prefixed: $(cat out)"
@@ -132,7 +134,7 @@ echo "prefix templates"
 # Duplicate filters: matching stdout lines also in filtered_stdout.log.
 timeout 20 "$CGRUN_BIN" --nproc-per-node=2 --rdzv-id=job3 --log-dir="$T/logs3" \
     --duplicate-stdout-filters=ERROR ./hello.sh > out 2>&1 || fail "filter job failed"
-f=$T/logs3/job3/attempt_0/filtered_stdout.log
+f=$(echo "$T"/logs3/job3_*/attempt_0/filtered_stdout.log)
 [ "$(sort "$f")" = "$(printf '[default0]:ERROR-ish 0\n[default1]:ERROR-ish 1')" ] ||
 	fail "filtered_stdout.log: $(cat "$f")"
 grep -qx 'out 0' out || fail "console lost lines with filters on"

@@ -37,8 +37,10 @@ echo "$line2" | grep -Eq '^root cause: rank 1 \(local_rank 1, node 0\) exited wi
 	fail "root cause line: $line2"
 grep -qx '  message: ValueError: boom from rank 1' report || fail "no message"
 grep -qx '      File "train.py", line 3, in <module>' report || fail "no traceback"
-grep -qx "  error file: $T/logs/rep/attempt_0/1/error.json" report || fail "no error file path"
-grep -qx "  log: $T/logs/rep/attempt_0/1/stderr.log" report || fail "no log path"
+D=$(echo "$T"/logs/rep_*/attempt_0)
+[ -d "$D" ] || fail "no single LOG_DIR/rep_XXXXXX/attempt_0: $(ls "$T/logs")"
+grep -qx "  error file: $D/1/error.json" report || fail "no error file path"
+grep -qx "  log: $D/1/stderr.log" report || fail "no log path"
 grep -q '^other failures:' report || fail "no other failures"
 grep -Eq '^  rank [02] .*after cgrun stopped it' report || fail "stopped ranks not listed"
 # The agent's error file: the root cause's, with errorCode.

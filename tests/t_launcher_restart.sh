@@ -34,7 +34,7 @@ LOG=$T/log1 FAILS=2 timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --max-restarts=2 
 	fail "attempts seen: $(cat log1)"
 [ "$(cut -d' ' -f6 log1 | sort -u | wc -l)" = 1 ] || fail "store port changed between attempts"
 for a in 0 1 2; do
-	[ -d "$T/logs/r1/attempt_$a/0" ] && [ -d "$T/logs/r1/attempt_$a/1" ] ||
+	[ -d "$(echo "$T"/logs/r1_*/attempt_$a/0)" ] && [ -d "$(echo "$T"/logs/r1_*/attempt_$a/1)" ] ||
 		fail "missing log dir attempt_$a"
 done
 echo "restart count 0 -> 2, job succeeded"

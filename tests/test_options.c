@@ -96,7 +96,7 @@ START_TEST(both_spellings_and_forms)
 	    "--rdzv-id=j", "--rdzv_conf", "join_timeout=5", "--nnodes=1:2",
 	    "--node_rank=1", "--master-addr", "a", "--master_port=1234",
 	    "--local-addr=b", "--monitor_interval=5", "--start-method=fork",
-	    "--role", "trainer", "--log_dir=/x", "--logs-specs=s",
+	    "--role", "trainer", "--log_dir=/x", "--logs-specs=default",
 	    "--numa-binding=node", "--shutdown_timeout=2.5",
 	    "--virtual-local-rank", "--event-log-handler=null",
 	    "x.py", NULL), OPTIONS_OK);
@@ -232,6 +232,7 @@ START_TEST(bad_values)
 		{ "--local-ranks-filter=1,x", "--local-ranks-filter" },
 		{ "--role=", "--role" }, { "--standalone=1", "takes no value" },
 		{ "--json", "--json needs --dry-run" },
+		{ "--logs-specs=mine", "--logs-specs: no logs specs \"mine\"" },
 	};
 	size_t i;
 

@@ -59,7 +59,8 @@
 #include "wire.h"
 
 #define C10D_DEFAULT_PORT	29400
-#define C10D_RETRY_MS		200	/* between connection attempts */
+#define C10D_RETRY_FIRST_MS	1	/* first retry after a failed connect */
+#define C10D_RETRY_MAX_MS	100	/* the backoff's cap */
 
 enum cstate { C_CONNECTING, C_JOINING, C_RUNNING, C_STOPPING, C_FAILED,
 	C_DONE, C_OVER };
@@ -85,6 +86,8 @@ struct c10d {
 	enum link		 link;
 	struct bufferevent	*bev;
 	struct event		*retry;
+	unsigned int		 retry_ms;	/* next backoff step; 0: first */
+	uint32_t		 jitter;	/* xorshift32 state */
 	struct event		*keepalive;
 	struct event		*linger;	/* host: wait for peers */
 	struct event		*barrier;	/* --exit-barrier-timeout */
@@ -130,6 +133,41 @@ c10d_link(struct c10d *c, enum link l)
 		return;
 	log_debug("c10d link %s -> %s", link_names[c->link], link_names[l]);
 	c->link = l;
+	if (l == L_UP)
+		c->retry_ms = 0;	/* the next outage backs off afresh */
+}
+
+/*
+ * The wait before the next connection attempt.  Agents started together
+ * (srun) find the hosting agent not yet listening: the first retry comes
+ * after C10D_RETRY_FIRST_MS, each further one waits twice as long up to
+ * C10D_RETRY_MAX_MS, and a uniform draw in [step/2, step] keeps agents
+ * from retrying in lockstep.  The caller's deadline (read_timeout, or
+ * the keep-alive window when resuming) still ends the attempts.
+ */
+static struct timeval
+c10d_backoff(struct c10d *c)
+{
+	struct timespec now;
+	struct timeval tv;
+	uint32_t x, us;
+
+	c->retry_ms = c->retry_ms == 0 ? C10D_RETRY_FIRST_MS :
+	    c->retry_ms * 2 > C10D_RETRY_MAX_MS ? C10D_RETRY_MAX_MS :
+	    c->retry_ms * 2;
+	if ((x = c->jitter) == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		x = ((uint32_t)getpid() * 2654435761u ^
+		    (uint32_t)now.tv_nsec) | 1;
+	}
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	c->jitter = x;
+	us = c->retry_ms * 500 + x % (c->retry_ms * 500 + 1);
+	tv.tv_sec = us / 1000000;
+	tv.tv_usec = us % 1000000;
+	return tv;
 }
 
 /* Can messages go out (connected, magic sent)? */
@@ -589,16 +627,39 @@ c10d_connect_warn(struct c10d *c, short what)
 	    c10d_timeout_text(c));
 }
 
+/*
+ * TCP's simultaneous open: a connect to a local port nobody listens on
+ * that the kernel gave the socket itself as its source port succeeds,
+ * connected to itself (more likely the faster the retries sweep the
+ * ephemeral range); it also holds the port the hosting agent wants.
+ */
+static int
+c10d_self_connected(const struct c10d *c)
+{
+	struct sockaddr_storage a, b;
+	socklen_t la = sizeof(a), lb = sizeof(b);
+	int fd = bufferevent_getfd(c->bev);
+
+	return getsockname(fd, (struct sockaddr *)&a, &la) == 0 &&
+	    getpeername(fd, (struct sockaddr *)&b, &lb) == 0 && la == lb &&
+	    memcmp(&a, &b, la) == 0;
+}
+
 /* Connection events: connected, refused (retry), lost. */
 static void
 c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct c10d *c = arg;
-	struct timeval tv = { 0, C10D_RETRY_MS * 1000 };
+	struct timeval tv;
 	char why[512];
 	int joined;
 
-	if (what & BEV_EVENT_CONNECTED) {
+	if ((what & BEV_EVENT_CONNECTED) && c10d_self_connected(c)) {
+		log_info("c10d: connected to itself (%s:%d is not listening "
+		    "and was this socket's own port); retrying", c->host,
+		    c->port);
+		what = BEV_EVENT_ERROR;
+	} else if (what & BEV_EVENT_CONNECTED) {
 		log_info("c10d: connected to %s:%d", c->host, c->port);
 		bufferevent_set_timeouts(bev, NULL, NULL);
 		c10d_hello(c);
@@ -627,6 +688,7 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	    (c10d_resuming(c) && !c10d_passed(&c->resume_deadline))) {
 		bufferevent_free(c->bev);
 		c->bev = NULL;
+		tv = c10d_backoff(c);
 		evtimer_add(c->retry, &tv);
 		return;
 	}
@@ -675,7 +737,7 @@ static void
 c10d_connect_timeout(struct c10d *c)
 {
 	struct timespec now;
-	struct timeval tv = { 0, C10D_RETRY_MS * 1000 };
+	struct timeval tv = { 0, C10D_RETRY_MAX_MS * 1000 };
 	long long ms;
 
 	if (c->state != C_CONNECTING)
@@ -683,7 +745,7 @@ c10d_connect_timeout(struct c10d *c)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ms = (long long)(c->connect_deadline.tv_sec - now.tv_sec) * 1000 +
 	    (c->connect_deadline.tv_nsec - now.tv_nsec) / 1000000;
-	if (ms > C10D_RETRY_MS) {
+	if (ms > C10D_RETRY_MAX_MS) {
 		tv.tv_sec = (time_t)(ms / 1000);
 		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
 	}

@@ -101,7 +101,7 @@ static const struct opt_def opt_table[] = {
 	{ "auth-token-file", 0, K_STR, 0, F(auth_token_file), "FILE",
 	  "c10d: prove this agent knows the secret in FILE to cgrun-rdzvd" },
 	{ "logs-specs", 0, K_STR, 0, F(logs_specs), "NAME",
-	  "accepted for compatibility; only the default layout exists" },
+	  "only \"default\" (torchrun's built-in layout)" },
 	{ "numa-binding", 0, K_STR, 0, F(numa_binding),
 	  "node|socket|exclusive|core-complex", "bind each rank near its GPU" },
 	{ "signals-to-handle", 0, K_STR, 1, F(signals_to_handle), "SIG,...",

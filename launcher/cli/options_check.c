@@ -166,6 +166,23 @@ options_check_oneof(const char *val, const char *name,
 	    "--%s: unknown value \"%s\"", name, val);
 }
 
+/*
+ * --logs-specs: torchrun loads NAME from the Python entry points
+ * "torchrun.logs_specs", where only "default" ships; cgrun has that
+ * layout and cannot load plugins, so any other name is refused (torchrun
+ * fails too when the plugin is missing).
+ */
+static enum options_result
+options_check_logs_specs(const struct cgrun_options *o, char *err,
+    size_t errlen)
+{
+	if (o->logs_specs == NULL || strcmp(o->logs_specs, "default") == 0)
+		return OPTIONS_OK;
+	return options_error(err, errlen, "--logs-specs: no logs specs "
+	    "\"%.100s\": cgrun has only \"default\" and cannot load "
+	    "torchrun.logs_specs Python plugins", o->logs_specs);
+}
+
 /* Numeric ranges of the remaining options. */
 static enum options_result
 options_check_numbers(struct cgrun_options *o, char *err, size_t errlen)
@@ -222,6 +239,7 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	    (r = options_check_signals(o, err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_rdzv_conf(o, err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_numbers(o, err, errlen)) != OPTIONS_OK ||
+	    (r = options_check_logs_specs(o, err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_oneof(o->start_method, "start-method", methods,
 	    err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_oneof(o->gpu_visibility, "gpu-visibility", vis,

@@ -965,7 +965,7 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 	/* a program that cannot run fails once, before any rank is spawned */
 	if ((*status = spawn_cmd_check(&a->cmd, o, err, errlen)) != 0)
 		goto fail;
-	*status = CGRUN_EXIT_INTERNAL;
+	*status = CGRUN_EXIT_CANTCREAT;
 	if (logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
 		goto fail;
 	*status = CGRUN_EXIT_USAGE;
@@ -1061,11 +1061,11 @@ agent_run(struct agent *a)
 	agent_finish(a);
 	watchdog_free(a->wd);		/* removes the FIFO */
 	a->wd = NULL;
-	logdir_cleanup(&a->logdir);
 	return a->exit_status;
 }
 
-/* Free the agent: workers (killed if any is left), backend, store. */
+/* Free the agent: workers (killed if any is left), backend, store, and
+ * the empty directories of a temporary log base. */
 void
 agent_free(struct agent *a)
 {
@@ -1093,6 +1093,7 @@ agent_free(struct agent *a)
 		event_free(a->kick);
 	tty_on_job_control(NULL, NULL);
 	spawn_cmd_free(&a->cmd);
+	logdir_cleanup(&a->logdir);
 	free(a);
 }
 

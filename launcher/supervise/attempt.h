@@ -28,7 +28,7 @@ struct attempt_conf {
 	const struct round_info		*round;		/* the round's copy */
 	const struct plan		*plan;		/* or NULL */
 	const struct spawn_cmd		*cmd;
-	const struct logdir		*logdir;
+	struct logdir			*logdir;
 	int				 nproc;
 	int				 hup_ignored;
 	struct contain			*contain;	/* contain.h, or NULL */

@@ -12,6 +12,7 @@
 #define CGRUN_EXIT_OK		0
 #define CGRUN_EXIT_USAGE	2	/* bad option, value or combination */
 #define CGRUN_EXIT_INTERNAL	70	/* internal error (EX_SOFTWARE) */
+#define CGRUN_EXIT_CANTCREAT	73	/* log directory unusable (EX_CANTCREAT) */
 #define CGRUN_EXIT_RDZV		75	/* rendezvous failed, closed or timed out */
 #define CGRUN_EXIT_EXEC_NOPERM	126
 #define CGRUN_EXIT_EXEC_NOTFOUND 127
