@@ -23,7 +23,7 @@ run() {
 	for n in 2 3; do
 		ht=30
 		[ $n -eq 3 ] && ht=3
-		env "$@" "$CGRUN" -v --rdzv-backend=c10d --rdzv-endpoint="127.0.0.1:$RDZVD_PORT" \
+		env "$@" "$CGRUN" -v --log-prefix=rank --rdzv-backend=c10d --rdzv-endpoint="127.0.0.1:$RDZVD_PORT" \
 			--local-addr=127.0.0.$n --nnodes=2 --nproc-per-node=2 --max-restarts=1 \
 			--rdzv-id="hang-$name" --rdzv-conf="$FAST_CONF" \
 			--hang-timeout=$ht --hang-progress=output --log-dir="$T/$name/logs.n$n" \

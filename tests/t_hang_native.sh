@@ -18,7 +18,7 @@ cc -O1 -g -Wall -Wextra -Werror -I"$TOP/include" -o "$T/hang_worker" \
 native_run() {
 	name=$1
 	mkdir -p "$T/$name"
-	CGRUN_STACK_TOOLS=$2 HANG_AT_STEP=5 HANG_RANK=1 timeout 120 "$CGRUN" -v \
+	CGRUN_STACK_TOOLS=$2 HANG_AT_STEP=5 HANG_RANK=1 timeout 120 "$CGRUN" -v --log-prefix=rank \
 		--standalone --nproc-per-node=4 --max-restarts=1 --hang-timeout=2 \
 		--hang-progress=output --log-dir="$T/$name/logs" --no-python \
 		"$T/hang_worker" 10 >"$T/$name.log" 2>&1 </dev/null

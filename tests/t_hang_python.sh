@@ -19,7 +19,7 @@ py_run() {
 	name=$1 args=$2
 	mkdir -p "$T/$name"
 	# shellcheck disable=SC2086
-	env -u PYTHONFAULTHANDLER HANG_AT_STEP=10 HANG_RANK=2 timeout 60 "$CGRUN" -v \
+	env -u PYTHONFAULTHANDLER HANG_AT_STEP=10 HANG_RANK=2 timeout 60 "$CGRUN" -v --log-prefix=rank \
 		--standalone --nproc-per-node=4 --max-restarts=1 --hang-timeout=2 \
 		--log-dir="$T/$name/logs" $args --no-python "$PY" \
 		"$TOP/tests/hang/hang_py.py" 20 >"$T/$name.log" 2>&1 </dev/null

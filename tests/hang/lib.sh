@@ -23,7 +23,7 @@ ddp_run() {
 	shift 3
 	mkdir -p "$T/$name"
 	# shellcheck disable=SC2086
-	env "$@" timeout 300 "$CGRUN" -v --standalone --nproc-per-node=4 \
+	env "$@" timeout 300 "$CGRUN" -v --log-prefix=rank --standalone --nproc-per-node=4 \
 		--max-restarts=1 --log-dir="$T/$name/logs" $args --no-python $pycmd \
 		"$HANG_TRAIN" --steps $HANG_STEPS --ckpt-every 4 \
 		--ckpt-dir "$T/$name/ckpt" --out "$T/$name/final.pt" \
