@@ -3,13 +3,20 @@
  * (launcher/supervise/):
  *
  *   agent.c       this file: the event loop wiring (SIGCHLD, signals,
- *                 timers, the backend's callbacks) and the supervisor's
- *                 state x event table.  WHERE A RESTART HAPPENS: the
- *                 actions act_stop_failure (a worker failed: stop the
- *                 rest), act_stopped_failure (all gone: ask the backend
- *                 for the next round, which spends a restart),
- *                 act_stop_restart / act_rejoin (the backend asked), and
- *                 act_spawn (a round arrived: a new attempt).
+ *                 timers, the backend's callbacks), the run loop and the
+ *                 supervisor's state x event table.  WHERE A RESTART
+ *                 HAPPENS: the actions act_stop_failure (a worker
+ *                 failed: stop the rest), act_stopped_failure (all gone:
+ *                 ask the backend for the next round, which spends a
+ *                 restart), act_stop_restart / act_rejoin (the backend
+ *                 asked), and act_spawn (a round arrived: a new attempt).
+ *   agent_hang.c  the hang path: the watchdog opened and its E_HUNG,
+ *                 act_hung, S_DIAGNOSE's actions (act_diagnosed,
+ *                 act_diag_*), the stacks dropped on a signal.
+ *   agent_setup.c the agent built (job store, backend, command, log dir)
+ *                 and freed; after the loop, the report and exit line.
+ *   agent_impl.h  private to the three: struct agent, the states and
+ *                 events, the functions they share.
  *   attempt.c     the workers of one attempt: start, reap, signal, count
  *                 the gone ones, the failures for the report.
  *   worker.c      one worker: its state (new, running, exited, gone,
@@ -38,9 +45,10 @@
  * failure, a restart, a signal, a backend failure), so what happens once
  * they are gone is one cell of the table.
  *
- * The hang watchdog: a watchdog object beside the attempt (watchdog.c,
- * WHERE A HANG IS DETECTED; torch's FileTimer in filetimer.c) sees
- * progress per rank and raises E_HUNG through agent_event(); in S_RUNNING
+ * The hang watchdog (the agent's side of it in agent_hang.c): a watchdog
+ * object beside the attempt (watchdog.c, WHERE A HANG IS DETECTED; torch's
+ * FileTimer in filetimer.c) sees progress per rank and raises E_HUNG
+ * through agent_event(); in S_RUNNING
  * E_HUNG starts taking every rank's stacks (stacks.c, WHERE A HANG IS
  * DIAGNOSED) and enters S_DIAGNOSE, where worker exits are expected (a
  * Python rank dies of the SIGABRT that makes it dump); E_STACKS then makes
@@ -51,67 +59,25 @@
  * too), waits --shutdown-timeout (E_GRACE), sends SIGKILL, and gives up on
  * workers still not gone AGENT_KILL_WAIT_SECS later (E_KILLWAIT).
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <event2/event.h>
 
 #include "agent.h"
+#include "agent_impl.h"
 #include "attempt.h"
 #include "backend.h"
 #include "contain.h"
 #include "exitcodes.h"
 #include "log.h"
-#include "logdir.h"
 #include "options.h"
 #include "output.h"
 #include "report.h"
-#include "round.h"
-#include "spawn.h"
-#include "stacks.h"
-#include "store.h"
 #include "tty.h"
 #include "watchdog.h"
-
-#define AGENT_KILL_WAIT_SECS	10	/* exit wait after SIGKILL (D state) */
-#define AGENT_HOST_MAX		256
-
-enum agent_state {
-	S_RDZV,		/* waiting for a round from the backend */
-	S_RUNNING,	/* workers running */
-	S_STOP_FAILURE,	/* a worker failed; then: backend workers_failed */
-	S_STOP_RESTART,	/* the backend asked; then: backend workers_stopped */
-	S_STOP_SIGNAL,	/* a signal; then: exit 128 + signal */
-	S_STOP_BKFAIL,	/* the job cannot go on; then: exit with its status */
-	S_DONE,		/* all workers exited 0; waiting for the backend */
-	S_DIAGNOSE,	/* a rank hung: taking every rank's stacks (stacks.c) */
-	S_EXIT,		/* the loop ends */
-	S_NSTATES
-};
-
-enum agent_ev {
-	E_ROUND,	/* backend: a round is ready */
-	E_FAILED,	/* a worker failed (first failure of the attempt) */
-	E_SUCCEEDED,	/* every worker gone, none failed */
-	E_GONE,		/* every worker gone, some failed */
-	E_SIGSTOP,	/* TERM, INT, HUP, QUIT (or another handled signal) */
-	E_SIGKILL,	/* second INT: kill at once */
-	E_SIGFWD,	/* USR1, USR2: only forwarded to the workers */
-	E_GRACE,	/* shutdown timeout expired: KILL */
-	E_KILLWAIT,	/* still not gone long after KILL: give up on them */
-	E_BK_RESTART,	/* backend: stop the workers for a new round */
-	E_BK_FAIL,	/* backend: the job cannot go on */
-	E_BK_FINISHED,	/* backend: every node done */
-	E_HUNG,		/* the watchdog: a rank is hung */
-	E_STACKS,	/* the hang's diagnosis is done */
-	E_NEVENTS
-};
 
 static const char *const state_names[] = { "rendezvous", "running",
 	"stopping-failure", "stopping-restart", "stopping-signal",
@@ -120,44 +86,10 @@ static const char *const event_names[] = { "round", "failed", "succeeded",
 	"gone", "signal", "kill", "forward", "grace", "kill-wait", "restart",
 	"fail", "finished", "hung", "stacks" };
 
-struct agent {
-	struct event_base	*base;
-	const struct cgrun_options *o;
-	const struct plan	*plan;
-	int			 nproc;
-	struct backend		*bk;
-	struct store		*store;
-	char			 store_host[AGENT_HOST_MAX];
-	int			 store_port;
-	struct spawn_cmd	 cmd;
-	enum agent_state	 state;
-	struct round_info	 round;
-	struct attempt		*at;		/* the current attempt, or NULL */
-	struct contain		*contain;	/* all the job's processes */
-	struct event		*sigev[33];
-	int			 nsigev;
-	struct event		*chld, *grace, *killwait, *kick;
-	int			 stop_sig, fwd_sig, nsigint;
-	int			 last_sig;	/* the latest stop signal */
-	int			 hup_ignored;	/* started under nohup */
-	int			 exit_status;
-	int			 by_signal;	/* exited for a signal */
-	int			 ran;		/* an attempt was started */
-	char			 why[512];
-	int			 bk_status;
-	struct logdir		 logdir;
-	char			 host[AGENT_HOST_MAX];
-	struct watchdog		*wd;		/* or NULL */
-	struct watchdog_hang	 hang;		/* the last E_HUNG */
-	struct stacks		*stacks;	/* the diagnosis, or NULL */
-	int			 restart_asked;	/* E_BK_RESTART while diagnosing */
-};
-
 typedef void (*agent_action)(struct agent *);
-static void agent_event(struct agent *, enum agent_ev);
 
 /* The one place the state changes. */
-static void
+void
 agent_enter(struct agent *a, enum agent_state s)
 {
 	log_debug("agent state %s -> %s", state_names[a->state],
@@ -325,7 +257,7 @@ act_spawn(struct agent *a)
 }
 
 /* RUNNING + failed (or gone with failures): stop the rest. */
-static void
+void
 act_stop_failure(struct agent *a)
 {
 	snprintf(a->why, sizeof(a->why), "%s", attempt_why(a->at));
@@ -354,14 +286,14 @@ act_done(struct agent *a)
  * signal is forwarded as itself (a HUP or QUIT during a TERM stop stays
  * a HUP or QUIT); the exit status stays the first signal's.
  */
-static void
+void
 act_stop_signal(struct agent *a)
 {
 	agent_stop(a, S_STOP_SIGNAL, a->last_sig);
 }
 
 /* RUNNING + second INT: stop for the signal with KILL at once. */
-static void
+void
 act_stop_kill(struct agent *a)
 {
 	agent_stop(a, S_STOP_SIGNAL, SIGKILL);
@@ -415,7 +347,7 @@ act_stopped_signal(struct agent *a)
 }
 
 /* RUNNING + backend restart: stop workers, then rejoin. */
-static void
+void
 act_stop_restart(struct agent *a)
 {
 	agent_stop(a, S_STOP_RESTART, SIGTERM);
@@ -438,7 +370,7 @@ act_stopped_restart(struct agent *a)
 }
 
 /* RUNNING/STOPPING + backend fail: stop workers, then exit. */
-static void
+void
 act_stop_bkfail(struct agent *a)
 {
 	agent_stop(a, S_STOP_BKFAIL, SIGTERM);
@@ -496,113 +428,6 @@ act_finished_unused(struct agent *a)
 	    "another job using the same id, give each job its own --rdzv-id",
 	    a->o->rdzv_id ? a->o->rdzv_id : "(none)");
 	agent_exit(a, CGRUN_EXIT_RDZV);
-}
-
-/* The diagnosis is done (stacks.c's done): E_STACKS. */
-static void
-agent_stacks_cb(void *arg, const char *summary)
-{
-	agent_event(arg, E_STACKS);
-}
-
-/*
- * RUNNING + hung: say which rank and why, then take every local rank's
- * stacks before anything is killed (S_DIAGNOSE, bounded by
- * STACKS_TIMEOUT_MS); E_STACKS then stops the workers as for a crash.
- */
-static void
-act_hung(struct agent *a)
-{
-	const struct watchdog_hang *h = &a->hang;
-	char sec[WATCHDOG_SECTION_MAX + 16] = "";
-
-	if (h->section[0] != '\0')
-		snprintf(sec, sizeof(sec), " section=%s", h->section);
-	log_warnx("rank hung rank=%d local_rank=%d idle=%.0fs timeout=%.0fs "
-	    "source=%s%s", a->round.rank_base + h->lr, h->lr, h->idle,
-	    h->timeout, h->source, sec);
-	a->restart_asked = 0;
-	a->stacks = attempt_stacks(a->at, a->round.rank_base + h->lr,
-	    STACKS_TIMEOUT_MS, agent_stacks_cb, a);
-	if (a->stacks == NULL) {
-		log_warn("cannot take the stacks");
-		agent_enter(a, S_DIAGNOSE);
-		agent_event(a, E_STACKS);
-		return;
-	}
-	agent_enter(a, S_DIAGNOSE);
-}
-
-/*
- * DIAGNOSE + stacks: the culprit (the rank the stacks name, else the one
- * the watchdog timed out) is the root cause; a FileTimer expiry gets the
- * signal its request named, sent to the requesting pid (as torch's server
- * does); then stop as for a crash, or for the restart the backend asked.
- */
-static void
-act_diagnosed(struct agent *a)
-{
-	const struct watchdog_hang *h = &a->hang;
-	int c = a->stacks ? stacks_culprit(a->stacks) : -1, lr = h->lr;
-	char why[sizeof(h->why) + 600];
-
-	if (c >= a->round.rank_base && c < a->round.rank_base + a->nproc)
-		lr = c - a->round.rank_base;
-	snprintf(why, sizeof(why), "%s%s%s", h->why,
-	    c >= 0 ? " in " : "", c >= 0 ? stacks_where(a->stacks) : "");
-	stacks_free(a->stacks);
-	a->stacks = NULL;
-	attempt_hung(a->at, lr, why);
-	if (h->pid > 0 && h->sig > 0) {
-		log_info("filetimer: sending SIG%s to pid=%d",
-		    options_signame(h->sig) ? options_signame(h->sig) : "?",
-		    (int)h->pid);
-		if (kill(h->pid, h->sig) == -1 && errno != ESRCH)
-			log_warn("kill pid=%d", (int)h->pid);
-	}
-	if (a->restart_asked)
-		act_stop_restart(a);
-	else
-		act_stop_failure(a);
-}
-
-/* DIAGNOSE + backend restart: stop for it once the stacks are taken. */
-static void
-act_restart_after_stacks(struct agent *a)
-{
-	a->restart_asked = 1;
-}
-
-/* DIAGNOSE + a signal or the job's end: give up the stacks, act at once. */
-static void
-agent_drop_stacks(struct agent *a)
-{
-	stacks_free(a->stacks);
-	a->stacks = NULL;
-}
-
-/* DIAGNOSE + TERM/INT/...: stop for the signal. */
-static void
-act_diag_signal(struct agent *a)
-{
-	agent_drop_stacks(a);
-	act_stop_signal(a);
-}
-
-/* DIAGNOSE + second INT: kill at once. */
-static void
-act_diag_kill(struct agent *a)
-{
-	agent_drop_stacks(a);
-	act_stop_kill(a);
-}
-
-/* DIAGNOSE + the job cannot go on. */
-static void
-act_diag_bkfail(struct agent *a)
-{
-	agent_drop_stacks(a);
-	act_stop_bkfail(a);
 }
 
 /* One cell: the action, and for act_ignore why the event is ignored. */
@@ -702,7 +527,7 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 };
 
 /* Dispatch one event through the table. */
-static void
+void
 agent_event(struct agent *a, enum agent_ev e)
 {
 	const struct agent_cell *c = &agent_actions[a->state][e];
@@ -759,16 +584,6 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 	agent_event(a, E_SIGSTOP);
 }
 
-/* Watchdog callback: a rank is hung (E_HUNG). */
-static void
-agent_hung_cb(void *arg, const struct watchdog_hang *h)
-{
-	struct agent *a = arg;
-
-	a->hang = *h;
-	agent_event(a, E_HUNG);
-}
-
 /* Backend callback: a round is ready (E_ROUND). */
 static void
 bk_round(void *arg, const struct round_info *ri)
@@ -807,95 +622,6 @@ bk_finished(void *arg)
 }
 
 /*
- * Where the job store listens and what workers are told: standalone binds
- * 127.0.0.1 and says "localhost" (torchrun 2.6's MASTER_ADDR); one node
- * with an explicit --master-port listens at --master-addr:--master-port;
- * multi-node listens at --local-addr (or everywhere) and advertises
- * --local-addr or the host name.
- */
-static int
-agent_open_store(struct agent *a, char *err, size_t errlen)
-{
-	const struct cgrun_options *o = a->o;
-	struct store_limits lim;
-	const char *bind_host = "127.0.0.1", *adv = "localhost";
-	int port = 0;
-
-	if (options_multinode(o)) {
-		bind_host = o->local_addr ? o->local_addr : "0.0.0.0";
-		adv = o->local_addr ? o->local_addr : a->host;
-	} else if (!o->standalone && o->explicit_master_port) {
-		bind_host = adv = o->master_addr ? o->master_addr : "127.0.0.1";
-		port = o->master_port;
-	}
-	store_limits_default(&lim);
-	if ((a->store = store_new(a->base, &lim)) == NULL) {
-		snprintf(err, errlen, "cannot create the job store");
-		return -1;
-	}
-	if (store_listen(a->store, bind_host, port, &a->store_port, err,
-	    errlen) == -1)
-		return -1;
-	snprintf(a->store_host, sizeof(a->store_host), "%s", adv);
-	log_debug("job store listening host=%s port=%d", bind_host,
-	    a->store_port);
-	return 0;
-}
-
-/*
- * Create the rendezvous backend: the one the options ask for (backend_new,
- * backend/backend.c), or the constructor given (agent_new_with_backend).
- */
-static int
-agent_open_backend(struct agent *a, backend_new_fn fn, char *err,
-    size_t errlen)
-{
-	struct backend_config cfg;
-	struct backend_cb cb = { bk_round, bk_restart, bk_fail, bk_finished,
-		NULL };
-
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.opts = a->o;
-	cfg.nproc = a->nproc;
-	cfg.jobstore = a->store;
-	cfg.store_host = a->store_host;
-	cfg.store_port = a->store_port;
-	cb.arg = a;
-	a->bk = fn != NULL ? fn(a->base, &cfg, &cb, err, errlen) :
-	    backend_new(a->base, &cfg, &cb, err, errlen);
-	return a->bk ? 0 : -1;
-}
-
-/*
- * The hang watchdog, when --hang-timeout or TORCHELASTIC_ENABLE_FILE_TIMER=1
- * asks for it; the FileTimer FIFO is TORCHELASTIC_TIMER_FILE if set, else
- * BASE/timer.fifo in the log directory.
- */
-static int
-agent_open_watchdog(struct agent *a, char *err, size_t errlen)
-{
-	const struct cgrun_options *o = a->o;
-	const char *ft = getenv("TORCHELASTIC_ENABLE_FILE_TIMER");
-	struct watchdog_conf c;
-
-	memset(&c, 0, sizeof(c));
-	c.base = a->base;
-	c.hang_timeout = o->hang_timeout > 0 ? o->hang_timeout : 0;
-	c.first_timeout = options_hang_first(o);
-	c.progress_output = o->hang_progress != NULL &&
-	    strcmp(o->hang_progress, "output") == 0;
-	c.filetimer = ft != NULL && strcmp(ft, "1") == 0;
-	c.timer_path = getenv("TORCHELASTIC_TIMER_FILE");
-	c.dir = a->logdir.base;
-	c.on_hung = agent_hung_cb;
-	c.arg = a;
-	if (c.hang_timeout <= 0 && !c.filetimer)
-		return 0;
-	a->wd = watchdog_new(&c, err, errlen);
-	return a->wd != NULL ? 0 : -1;
-}
-
-/*
  * Install the signal events: SIGCHLD and every forwarded signal, except a
  * SIGHUP that was ignored when cgrun started (nohup).
  */
@@ -927,113 +653,27 @@ agent_signals(struct agent *a)
 	return 0;
 }
 
-/* Build an agent: log dir, command, job store, backend, signal events. */
-struct agent *
-agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
-    int nproc, const struct plan *plan, backend_new_fn bk_new, int *status,
-    char *err, size_t errlen)
+/* The event wiring: the stop timers, the loop-turn kick, the signals. */
+int
+agent_wire(struct agent *a)
 {
-	struct agent *a;
-
-	if ((a = calloc(1, sizeof(*a))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	a->base = base;
-	a->o = o;
-	a->plan = plan;
-	a->nproc = nproc;
-	a->bk_status = -1;
-	if (gethostname(a->host, sizeof(a->host)) == -1)
-		snprintf(a->host, sizeof(a->host), "localhost");
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	if ((a->contain = contain_new()) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	a->grace = evtimer_new(base, agent_grace_cb, a);
-	a->killwait = evtimer_new(base, agent_killwait_cb, a);
-	a->kick = event_new(base, -1, 0, agent_kick_cb, a);
-	if (a->grace == NULL || a->killwait == NULL || a->kick == NULL ||
-	    agent_signals(a) == -1) {
-		snprintf(err, errlen, "cannot set up the event loop");
-		goto fail;
-	}
-	*status = CGRUN_EXIT_INTERNAL;
-	if (spawn_cmd_build(&a->cmd, o, err, errlen) == -1)
-		goto fail;
-	/* a program that cannot run fails once, before any rank is spawned */
-	if ((*status = spawn_cmd_check(&a->cmd, o, err, errlen)) != 0)
-		goto fail;
-	*status = CGRUN_EXIT_CANTCREAT;
-	if (logdir_open(&a->logdir, o->log_dir, err, errlen) == -1)
-		goto fail;
-	*status = CGRUN_EXIT_USAGE;
-	if (agent_open_watchdog(a, err, errlen) == -1)
-		goto fail;
-	*status = CGRUN_EXIT_RDZV;
-	if (agent_open_store(a, err, errlen) == -1)
-		goto fail;
-	*status = CGRUN_EXIT_USAGE;
-	if (agent_open_backend(a, bk_new, err, errlen) == -1)
-		goto fail;
-	*status = CGRUN_EXIT_OK;
-	return a;
-fail:
-	agent_free(a);
-	return NULL;
+	a->grace = evtimer_new(a->base, agent_grace_cb, a);
+	a->killwait = evtimer_new(a->base, agent_killwait_cb, a);
+	a->kick = event_new(a->base, -1, 0, agent_kick_cb, a);
+	if (a->grace == NULL || a->killwait == NULL || a->kick == NULL)
+		return -1;
+	return agent_signals(a);
 }
 
-/* The agent, its backend chosen from the options (see agent.h). */
-struct agent *
-agent_new(struct event_base *base, const struct cgrun_options *o, int nproc,
-    const struct plan *plan, int *status, char *err, size_t errlen)
+/* The backend's callbacks: each raises its event in the table. */
+void
+agent_backend_cb(struct agent *a, struct backend_cb *cb)
 {
-	return agent_new_with_backend(base, o, nproc, plan, NULL, status, err,
-	    errlen);
-}
-
-/* The failure report of the attempt that ended the job. */
-static void
-agent_report(struct agent *a)
-{
-	const char *ef = getenv("TORCHELASTIC_ERROR_FILE");
-	struct report r;
-
-	memset(&r, 0, sizeof(r));
-	r.name = spawn_cmd_name(&a->cmd);
-	r.program = a->cmd.path ? a->cmd.path : a->cmd.argv[0];
-	r.host = a->host;
-	r.restarts = a->round.restart_count;
-	r.max_restarts = a->o->max_restarts;
-	r.f = attempt_failures(a->at, &r.n);
-	report_print(stderr, &r);
-	if (ef != NULL && *ef != '\0' &&
-	    report_copy_error_file(&r.f[0], ef) == 0)
-		log_info("root cause error file copied to %s", ef);
-}
-
-/* After the job: the report, the agent's error file, the exit line. */
-static void
-agent_finish(struct agent *a)
-{
-	int n;
-
-	fflush(stdout);
-	if (a->exit_status == 0)
-		return;
-	if (a->by_signal || a->state == S_STOP_SIGNAL) {
-		log_warnx("stopped by SIG%s; exit status %d",
-		    options_signame(a->stop_sig ? a->stop_sig : SIGINT),
-		    a->exit_status);
-		return;
-	}
-	attempt_failures(a->at, &n);
-	if (a->bk_status >= 0 || n == 0) {
-		log_warnx("job failed: %s", a->why);
-		return;
-	}
-	agent_report(a);
+	cb->round = bk_round;
+	cb->restart = bk_restart;
+	cb->fail = bk_fail;
+	cb->finished = bk_finished;
+	cb->arg = a;
 }
 
 /* Run the job; returns cgrun's exit status. */
@@ -1062,39 +702,6 @@ agent_run(struct agent *a)
 	watchdog_free(a->wd);		/* removes the FIFO */
 	a->wd = NULL;
 	return a->exit_status;
-}
-
-/* Free the agent: workers (killed if any is left), backend, store, and
- * the empty directories of a temporary log base. */
-void
-agent_free(struct agent *a)
-{
-	int i;
-
-	if (a == NULL)
-		return;
-	stacks_free(a->stacks);		/* before its attempt's workers */
-	attempt_free(a->at);
-	contain_free(a->contain);
-	watchdog_free(a->wd);
-	if (a->bk != NULL)
-		a->bk->ops->free(a->bk);
-	if (a->store != NULL)
-		store_free(a->store);
-	for (i = 0; i < a->nsigev; i++)
-		event_free(a->sigev[i]);
-	if (a->chld != NULL)
-		event_free(a->chld);
-	if (a->grace != NULL)
-		event_free(a->grace);
-	if (a->killwait != NULL)
-		event_free(a->killwait);
-	if (a->kick != NULL)
-		event_free(a->kick);
-	tty_on_job_control(NULL, NULL);
-	spawn_cmd_free(&a->cmd);
-	logdir_cleanup(&a->logdir);
-	free(a);
 }
 
 /* For tests: the number of empty cells in the table (0: every one set). */
