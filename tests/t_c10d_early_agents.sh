@@ -1,6 +1,6 @@
 #!/bin/sh
 # c10d agents that start before the agent hosting the rendezvous
-# (launcher/backend/c10d.c, c10d_backoff): they retry the endpoint after
+# (launcher/backend/c10d_link.c, c10d_backoff): they retry the endpoint after
 # 1 ms, then twice as long each time up to 100 ms (with jitter), until
 # read_timeout.
 # - against an endpoint nobody listens on, with read_timeout=2, an agent

@@ -12,7 +12,9 @@
  *              is this node's --max-restarts (rendezvous/engine/budget.c)
  *   c10d.c     a client of the rendezvous engine (cgrun-rdzvd, or hosted
  *              in-process: c10d_host.c), which decides every round and
- *              spends the job's budget (rendezvous/engine/job.c)
+ *              spends the job's budget (rendezvous/engine/job.c); its
+ *              connection to the endpoint is c10d_link.c's, the state
+ *              the two share c10d_impl.h's
  *   backend.c  picks one from the options and creates it (backend_new)
  *
  * Protocol, all on the agent's event loop (callbacks are never called from

@@ -1,26 +1,21 @@
 /*
  * c10d.c: the c10d rendezvous backend: the agent's side of the native
- * rendezvous protocol (docs/protocol.md).  It connects to the endpoint
- * (cgrun-rdzvd, or the engine hosted in-process by the agent whose address
- * the endpoint is, torchrun's is_host), joins the job's rounds, sends
- * keep-alives and turns the server's decisions into backend callbacks.
+ * rendezvous protocol (docs/protocol.md).  It hosts the engine when the
+ * endpoint is this agent's (c10d_host.c, torchrun's is_host), says HELLO
+ * (and authenticates) on the connection c10d_link.c keeps, joins the
+ * job's rounds, sends keep-alives and turns the server's decisions into
+ * backend callbacks.  The state both files share is c10d_impl.h's.
  *
  * Two state variables, each changed only through one function that logs
- * "old -> new" (-v -v):
+ * "old -> new" (-v -v): the connection (c10d_link, c10d_link.c, whose top
+ * comment draws it) and the session:
  *
  * The session (c10d_enter): CONNECTING -> JOINING (HELLO + JOIN sent) ->
  * RUNNING (ROUND received) -> STOPPING (RESTART received, workers
  * stopping) -> JOINING (STOPPED sent) ...; FAILED and DONE wait for the
- * server's decision; OVER after FINISHED or FAIL.
- *
- * The connection (c10d_link): DOWN -> CONNECTING (TCP connect) -> HELLO
- * (connected, magic + HELLO sent) -> UP (JOIN sent); with an auth token
- * HELLO -> PROOF (CHALLENGE answered, JOIN sent, waiting for the server's
- * AUTHOK) -> UP.  A lost connection goes back to DOWN.  A connection lost
- * from PROOF or UP after the first JOIN opens the resume window (the
- * server keeps our place for keepalive_ms x keepalive_max): until a JOIN
- * goes out on a new connection the client is resuming, and repeats what
- * the server may have missed.
+ * server's decision; OVER after FINISHED or FAIL.  After a lost
+ * connection comes back within the resume window, the JOIN on the new
+ * connection is followed by what the server may have missed (c10d_resent).
  *
  * The exit barrier: in DONE (our workers succeeded) the server's FINISHED
  * ends the job; --exit-barrier-timeout bounds that wait.  When it expires
@@ -31,15 +26,10 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include <arpa/inet.h>
-#include <errno.h>
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -50,6 +40,7 @@
 #include "backend.h"
 #include "c10d_conf.h"
 #include "c10d_host.h"
+#include "c10d_impl.h"
 #include "endpoint.h"
 #include "exitcodes.h"
 #include "log.h"
@@ -59,60 +50,10 @@
 #include "wire.h"
 
 #define C10D_DEFAULT_PORT	29400
-#define C10D_RETRY_FIRST_MS	1	/* first retry after a failed connect */
-#define C10D_RETRY_MAX_MS	100	/* the backoff's cap */
-
-enum cstate { C_CONNECTING, C_JOINING, C_RUNNING, C_STOPPING, C_FAILED,
-	C_DONE, C_OVER };
 
 static const char *cstate_names[] = { "CONNECTING", "JOINING", "RUNNING",
 	"STOPPING", "FAILED", "DONE", "OVER" };
 
-enum link { L_DOWN, L_CONNECTING, L_HELLO, L_PROOF, L_UP };
-
-static const char *link_names[] = { "DOWN", "CONNECTING", "HELLO", "PROOF",
-	"UP" };
-
-struct c10d {
-	struct backend		 hdr;	/* first: a struct backend */
-	struct backend_config	 cfg;
-	struct c10d_conf	 conf;
-	char			 host[RDZV_HOST_MAX + 1];	/* endpoint */
-	int			 port;
-	char			 run_id[RDZV_RUNID_MAX + 1];
-	char			 me[RDZV_HOST_MAX + 1];	/* rank sort key */
-	char			 store_addr[RDZV_ADDR_MAX + 1];
-	enum cstate		 state;
-	enum link		 link;
-	struct bufferevent	*bev;
-	struct event		*retry;
-	unsigned int		 retry_ms;	/* next backoff step; 0: first */
-	uint32_t		 jitter;	/* xorshift32 state */
-	struct event		*keepalive;
-	struct event		*linger;	/* host: wait for peers */
-	struct event		*barrier;	/* --exit-barrier-timeout */
-	struct timespec		 connect_deadline;
-	uint32_t		 connect_ms;	/* min(read, join timeout) */
-	int			 connect_warned;	/* said we retry */
-	struct timespec		 linger_deadline;
-	int			 had_round;	/* a ROUND came once */
-	int			 resumed;	/* restored; no ROUND since */
-	struct timespec		 resume_deadline;
-	char			 failed_why[RDZV_TEXT_MAX + 1];
-	struct round_info	 info;
-	uint32_t		 shown_round, shown_joined, shown_role;
-	int			 shown;
-	struct c10d_host	*hosted;	/* is_host: the engine here */
-	/* --auth-token-file: protocol version 2 (auth.h) */
-	struct auth_key		*key;
-	char			 snonce[AUTH_HEX_LEN + 1];
-	char			 cnonce[AUTH_HEX_LEN + 1];
-	/* what to tell the agent when lingering ends */
-	int			 end_status;	/* 0: finished */
-	char			 end_why[RDZV_TEXT_MAX + 1];
-};
-
-static void c10d_connect(struct c10d *);
 static void c10d_join(struct c10d *);
 
 /* Move the session to a new state. */
@@ -123,93 +64,6 @@ c10d_enter(struct c10d *c, enum cstate s)
 	c->state = s;
 	if (s != C_DONE && c->barrier != NULL)
 		evtimer_del(c->barrier);	/* the exit barrier is over */
-}
-
-/* Move the connection to a new state. */
-static void
-c10d_link(struct c10d *c, enum link l)
-{
-	if (c->link == l)
-		return;
-	log_debug("c10d link %s -> %s", link_names[c->link], link_names[l]);
-	c->link = l;
-	if (l == L_UP)
-		c->retry_ms = 0;	/* the next outage backs off afresh */
-}
-
-/*
- * The wait before the next connection attempt.  Agents started together
- * (srun) find the hosting agent not yet listening: the first retry comes
- * after C10D_RETRY_FIRST_MS, each further one waits twice as long up to
- * C10D_RETRY_MAX_MS, and a uniform draw in [step/2, step] keeps agents
- * from retrying in lockstep.  The caller's deadline (read_timeout, or
- * the keep-alive window when resuming) still ends the attempts.
- */
-static struct timeval
-c10d_backoff(struct c10d *c)
-{
-	struct timespec now;
-	struct timeval tv;
-	uint32_t x, us;
-
-	c->retry_ms = c->retry_ms == 0 ? C10D_RETRY_FIRST_MS :
-	    c->retry_ms * 2 > C10D_RETRY_MAX_MS ? C10D_RETRY_MAX_MS :
-	    c->retry_ms * 2;
-	if ((x = c->jitter) == 0) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		x = ((uint32_t)getpid() * 2654435761u ^
-		    (uint32_t)now.tv_nsec) | 1;
-	}
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	c->jitter = x;
-	us = c->retry_ms * 500 + x % (c->retry_ms * 500 + 1);
-	tv.tv_sec = us / 1000000;
-	tv.tv_usec = us % 1000000;
-	return tv;
-}
-
-/* Can messages go out (connected, magic sent)? */
-static int
-c10d_live(const struct c10d *c)
-{
-	return c->link == L_HELLO || c->link == L_PROOF || c->link == L_UP;
-}
-
-/* Resuming: joined once, connection lost, no JOIN on a new one yet. */
-static int
-c10d_resuming(const struct c10d *c)
-{
-	return c->state != C_CONNECTING && c->state != C_OVER &&
-	    c->link != L_PROOF && c->link != L_UP;
-}
-
-/* Monotonic time plus ms. */
-static struct timespec
-c10d_after(uint32_t ms)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (t.tv_nsec >= 1000000000) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000;
-	}
-	return t;
-}
-
-/* Has the monotonic time t passed? */
-static int
-c10d_passed(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec &&
-	    now.tv_nsec >= t->tv_nsec);
 }
 
 /* Encode and queue one message to the server. */
@@ -268,7 +122,7 @@ c10d_linger_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* The job is over for this node: status 0 finished, else fail. */
-static void
+void
 c10d_over(struct c10d *c, int status, const char *why)
 {
 	c->end_status = status;
@@ -490,7 +344,7 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 }
 
 /* Frames from the server. */
-static void
+void
 c10d_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct c10d *c = arg;
@@ -540,7 +394,7 @@ c10d_resent(struct c10d *c)
 }
 
 /* HELLO and JOIN, once connected. */
-static void
+void
 c10d_hello(struct c10d *c)
 {
 	struct sockaddr_storage ss;
@@ -601,195 +455,11 @@ c10d_join(struct c10d *c)
 	c10d_resent(c);
 }
 
-/* " within N s (read_timeout)": how long connecting is tried. */
-static const char *
-c10d_timeout_text(const struct c10d *c)
-{
-	static char buf[96];
-
-	snprintf(buf, sizeof(buf), " within %.1f s (%s)",
-	    c->connect_ms / 1000.0, c->connect_ms == c->conf.read_ms ?
-	    "read_timeout" : "join_timeout");
-	return buf;
-}
-
-/* The first failed connection attempt: say that (and how long) we retry,
- * once, so an unreachable endpoint is never silent. */
-static void
-c10d_connect_warn(struct c10d *c, short what)
-{
-	if (c->connect_warned++)
-		return;
-	log_warnx("rendezvous %s: cannot reach the endpoint %s:%d%s%s; "
-	    "retrying, giving up if not connected%s", c->run_id, c->host,
-	    c->port, (what & BEV_EVENT_ERROR) && errno ? ": " : "",
-	    (what & BEV_EVENT_ERROR) && errno ? strerror(errno) : "",
-	    c10d_timeout_text(c));
-}
-
-/*
- * TCP's simultaneous open: a connect to a local port nobody listens on
- * that the kernel gave the socket itself as its source port succeeds,
- * connected to itself (more likely the faster the retries sweep the
- * ephemeral range); it also holds the port the hosting agent wants.
- */
-static int
-c10d_self_connected(const struct c10d *c)
-{
-	struct sockaddr_storage a, b;
-	socklen_t la = sizeof(a), lb = sizeof(b);
-	int fd = bufferevent_getfd(c->bev);
-
-	return getsockname(fd, (struct sockaddr *)&a, &la) == 0 &&
-	    getpeername(fd, (struct sockaddr *)&b, &lb) == 0 && la == lb &&
-	    memcmp(&a, &b, la) == 0;
-}
-
-/* Connection events: connected, refused (retry), lost. */
-static void
-c10d_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct c10d *c = arg;
-	struct timeval tv;
-	char why[512];
-	int joined;
-
-	if ((what & BEV_EVENT_CONNECTED) && c10d_self_connected(c)) {
-		log_info("c10d: connected to itself (%s:%d is not listening "
-		    "and was this socket's own port); retrying", c->host,
-		    c->port);
-		what = BEV_EVENT_ERROR;
-	} else if (what & BEV_EVENT_CONNECTED) {
-		log_info("c10d: connected to %s:%d", c->host, c->port);
-		bufferevent_set_timeouts(bev, NULL, NULL);
-		c10d_hello(c);
-		return;
-	}
-	if (what & BEV_EVENT_TIMEOUT) {	/* a connect that hangs (no RST) */
-		what |= BEV_EVENT_ERROR;
-		errno = ETIMEDOUT;
-	}
-	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
-		return;
-	joined = c->link == L_PROOF || c->link == L_UP;
-	c10d_link(c, L_DOWN);
-	if (joined && c->state != C_CONNECTING && c->state != C_OVER) {
-		/* Lost after joining: the server keeps our place for the
-		 * keep-alive window; try to get back within it. */
-		c->resume_deadline = c10d_after(c->conf.keepalive_ms *
-		    c->conf.keepalive_max);
-		log_warnx("rendezvous %s: lost the connection to %s:%d; "
-		    "reconnecting for up to %u ms", c->run_id, c->host, c->port,
-		    c->conf.keepalive_ms * c->conf.keepalive_max);
-	}
-	if (c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline))
-		c10d_connect_warn(c, what);
-	if ((c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline)) ||
-	    (c10d_resuming(c) && !c10d_passed(&c->resume_deadline))) {
-		bufferevent_free(c->bev);
-		c->bev = NULL;
-		tv = c10d_backoff(c);
-		evtimer_add(c->retry, &tv);
-		return;
-	}
-	snprintf(why, sizeof(why), "%s rendezvous endpoint %s:%d%s%s%s",
-	    c->state == C_CONNECTING ? "cannot reach the" :
-	    "lost the connection to the", c->host, c->port,
-	    c->state == C_CONNECTING ? c10d_timeout_text(c) : "",
-	    (what & BEV_EVENT_ERROR) && errno ? ": " : "",
-	    (what & BEV_EVENT_ERROR) && errno ? strerror(errno) : "");
-	c10d_over(c, CGRUN_EXIT_RDZV, why);
-}
-
-/* Retry timer. */
-static void
-c10d_retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	c10d_connect(arg);
-}
-
 /* Keep-alive timer. */
 static void
 c10d_keepalive_cb(evutil_socket_t fd, short what, void *arg)
 {
 	c10d_say(arg, RDZV_OP_KEEPALIVE);
-}
-
-/*
- * Small frames go out at once; and a link that is cut (no RST ever comes)
- * must not leave this agent waiting for TCP's 15-minute retransmission
- * limit: keep-alives left unacknowledged for the keep-alive window abort
- * the connection, as the server declares us dead after the same window.
- */
-static void
-c10d_sockopts(struct c10d *c, int fd)
-{
-	unsigned int ms = c->conf.keepalive_ms * c->conf.keepalive_max;
-	int one = 1;
-
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
-}
-
-/* A connect hanging (SYNs dropped) ends at the connect deadline: libevent
- * applies the write timeout to a pending connect (cleared once up). */
-static void
-c10d_connect_timeout(struct c10d *c)
-{
-	struct timespec now;
-	struct timeval tv = { 0, C10D_RETRY_MAX_MS * 1000 };
-	long long ms;
-
-	if (c->state != C_CONNECTING)
-		return;	/* resuming: TCP_USER_TIMEOUT bounds it */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (long long)(c->connect_deadline.tv_sec - now.tv_sec) * 1000 +
-	    (c->connect_deadline.tv_nsec - now.tv_nsec) / 1000000;
-	if (ms > C10D_RETRY_MAX_MS) {
-		tv.tv_sec = (time_t)(ms / 1000);
-		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-	}
-	bufferevent_set_timeouts(c->bev, NULL, &tv);
-}
-
-/* Start one connection attempt to the endpoint. */
-static void
-c10d_connect(struct c10d *c)
-{
-	struct addrinfo hints, *res;
-	char port[16];
-	int fd, rc;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	snprintf(port, sizeof(port), "%d", c->port);
-	if ((rc = getaddrinfo(c->host, port, &hints, &res)) != 0) {
-		char why[512];
-
-		snprintf(why, sizeof(why), "rendezvous endpoint %s: %s",
-		    c->host, gai_strerror(rc));
-		c10d_over(c, CGRUN_EXIT_RDZV, why);
-		return;
-	}
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
-	if (fd == -1 || (c->bev = bufferevent_socket_new(c->hdr.base, fd,
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
-		if (fd != -1)
-			close(fd);
-		freeaddrinfo(res);
-		c10d_over(c, CGRUN_EXIT_INTERNAL, "cannot create a socket");
-		return;
-	}
-	c10d_sockopts(c, fd);
-	c10d_link(c, L_CONNECTING);
-	c10d_connect_timeout(c);
-	bufferevent_setcb(c->bev, c10d_read_cb, NULL, c10d_event_cb, c);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-	if (bufferevent_socket_connect(c->bev, res->ai_addr,
-	    (int)res->ai_addrlen) == -1)
-		c10d_event_cb(c->bev, BEV_EVENT_ERROR, c);
-	freeaddrinfo(res);
 }
 
 /* ops->start: host if we are the endpoint, then connect and join. */

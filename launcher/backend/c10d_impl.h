@@ -1,0 +1,92 @@
+/*
+ * c10d_impl.h: the c10d backend's private state, shared by its two files
+ * and by nothing else: c10d.c (the session: hello, auth, join, rounds,
+ * resume, exit barrier, keep-alive) and c10d_link.c (the connection to
+ * the endpoint: connect, backoff, retries, the link states).  The rest of
+ * the launcher sees only c10d_new() (backend.h).
+ */
+#ifndef CGRUN_C10D_IMPL_H
+#define CGRUN_C10D_IMPL_H
+
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "auth.h"
+#include "backend.h"
+#include "c10d_conf.h"
+#include "rdzv_proto.h"
+
+/* The session's states (c10d_enter, c10d.c). */
+enum cstate { C_CONNECTING, C_JOINING, C_RUNNING, C_STOPPING, C_FAILED,
+	C_DONE, C_OVER };
+
+/* The connection's states (c10d_link, c10d_link.c). */
+enum link { L_DOWN, L_CONNECTING, L_HELLO, L_PROOF, L_UP };
+
+struct c10d_host;
+
+struct c10d {
+	struct backend		 hdr;	/* first: a struct backend */
+	struct backend_config	 cfg;
+	struct c10d_conf	 conf;
+	char			 host[RDZV_HOST_MAX + 1];	/* endpoint */
+	int			 port;
+	char			 run_id[RDZV_RUNID_MAX + 1];
+	char			 me[RDZV_HOST_MAX + 1];	/* rank sort key */
+	char			 store_addr[RDZV_ADDR_MAX + 1];
+	enum cstate		 state;
+	enum link		 link;
+	struct bufferevent	*bev;
+	struct event		*retry;
+	unsigned int		 retry_ms;	/* next backoff step; 0: first */
+	uint32_t		 jitter;	/* xorshift32 state */
+	struct event		*keepalive;
+	struct event		*linger;	/* host: wait for peers */
+	struct event		*barrier;	/* --exit-barrier-timeout */
+	struct timespec		 connect_deadline;
+	uint32_t		 connect_ms;	/* min(read, join timeout) */
+	int			 connect_warned;	/* said we retry */
+	struct timespec		 linger_deadline;
+	int			 had_round;	/* a ROUND came once */
+	int			 resumed;	/* restored; no ROUND since */
+	struct timespec		 resume_deadline;
+	char			 failed_why[RDZV_TEXT_MAX + 1];
+	struct round_info	 info;
+	uint32_t		 shown_round, shown_joined, shown_role;
+	int			 shown;
+	struct c10d_host	*hosted;	/* is_host: the engine here */
+	/* --auth-token-file: protocol version 2 (auth.h) */
+	struct auth_key		*key;
+	char			 snonce[AUTH_HEX_LEN + 1];
+	char			 cnonce[AUTH_HEX_LEN + 1];
+	/* what to tell the agent when lingering ends */
+	int			 end_status;	/* 0: finished */
+	char			 end_why[RDZV_TEXT_MAX + 1];
+};
+
+/* c10d.c: the session. */
+/* The job is over for this node: status 0 finished, else fail. */
+void	c10d_over(struct c10d *, int status, const char *why);
+/* Connected: magic, HELLO, and JOIN unless authenticating. */
+void	c10d_hello(struct c10d *);
+/* The bufferevent read callback: frames from the server. */
+void	c10d_read_cb(struct bufferevent *, void *);
+
+/* c10d_link.c: the connection. */
+/* Move the connection to a new state (logged "old -> new"). */
+void	c10d_link(struct c10d *, enum link);
+/* Start one connection attempt to the endpoint. */
+void	c10d_connect(struct c10d *);
+/* The retry timer's callback: connect again. */
+void	c10d_retry_cb(evutil_socket_t, short, void *);
+/* Can messages go out (connected, magic sent)? */
+int	c10d_live(const struct c10d *);
+/* Monotonic time plus ms. */
+struct timespec c10d_after(uint32_t ms);
+/* Has the monotonic time passed? */
+int	c10d_passed(const struct timespec *);
+
+#endif /* CGRUN_C10D_IMPL_H */
