@@ -124,7 +124,9 @@ new_round(struct er_state *next, const char *why)
 {
 	next->round++;
 	next->phase = ER_JOINING;
-	snprintf(next->why, sizeof(next->why), "%s", why);
+	/* why may be longer than the state's field: cut, on purpose */
+	snprintf(next->why, sizeof(next->why), "%.*s",
+	    (int)sizeof(next->why) - 1, why);
 	return ER_WRITE;
 }
 
