@@ -3,8 +3,8 @@
 # - a rerun with the same run id and --log-dir gets its own
 #   LOG_DIR/RUN_ID_XXXXXX/ (torchrun's <run_id>_<random>/): the first
 #   run's logs stay as they were;
-# - an unusable --log-dir (a regular file, under /proc, read-only when not
-#   root) fails at once with exit 73, one line naming the path and the
+# - an unusable --log-dir (a regular file, under /proc, read-only: as
+#   root, tried as an unprivileged user) fails at once with exit 73, one line naming the path and the
 #   error, and no worker started;
 # - an agent that fails to start (a usage error found after the log
 #   directory was made) leaves no empty cgrun_XXXXXX in $TMPDIR;
@@ -33,14 +33,20 @@ done
 
 # Unusable --log-dir: at once, exit 73, one line, nothing spawned.
 : >"$T/afile"
-bad="$T/afile $T/afile/sub /proc /proc/self/cgrun-x"
-if [ "$(id -u)" != 0 ]; then
-	mkdir "$T/ro" && chmod 555 "$T/ro"
-	bad="$bad $T/ro"
-fi
+bad="$T/afile $T/afile/sub /proc /proc/self/cgrun-x $T/ro"
+mkdir "$T/ro" && chmod 555 "$T/ro"
+# Root may write anywhere: as root, the read-only case runs cgrun as an
+# unprivileged user (setpriv, util-linux) who can enter $T.
+# A copy of cgrun in $T: the checkout may sit where that user cannot go.
+runas=
+[ "$(id -u)" = 0 ] && chmod 755 "$T" && cp "$CGRUN" "$T/cgrun" &&
+	chmod 755 "$T/cgrun" &&
+	runas="setpriv --reuid=65534 --regid=65534 --clear-groups"
 for d in $bad; do
 	rm -f "$T/spawned"
-	timeout 10 "$CGRUN" --nproc-per-node=2 --log-dir="$d" --redirects=3 \
+	u= b=$CGRUN
+	[ "$d" = "$T/ro" ] && [ -n "$runas" ] && u=$runas b=$T/cgrun
+	timeout 10 $u "$b" --nproc-per-node=2 --log-dir="$d" --redirects=3 \
 	    --no-python sh -c ": > $T/spawned" >"$T/bad.out" 2>"$T/bad.err"
 	rc=$?
 	[ $rc -eq 73 ] || fail "--log-dir $d: exit $rc, want 73: $(cat "$T/bad.err")"
