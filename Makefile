@@ -52,7 +52,6 @@ JSON_CFLAGS  := $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null)
 JSON_LIBS    := $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null || echo -ljson-c)
 CRYPTO_LIBS  := $(shell $(PKG_CONFIG) --libs libcrypto 2>/dev/null || echo -lcrypto)
 CURL_CFLAGS  := $(shell $(PKG_CONFIG) --cflags libcurl 2>/dev/null)
-CURL_LIBS    := $(shell $(PKG_CONFIG) --libs libcurl 2>/dev/null || echo -lcurl)
 SYSTEMD_LIBS := $(shell $(PKG_CONFIG) --libs libsystemd 2>/dev/null || echo -lsystemd)
 CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
@@ -109,7 +108,8 @@ endif
 # static links); nothing of libevent (see readelf -d, nm -u).
 LIB_DEPLIBS  = -lpthread
 RDZV_DEPLIBS = $(SYSTEMD_LIBS) $(CRYPTO_LIBS) $(JSON_LIBS) $(EVENT_LIBS) -lpthread
-LNCH_DEPLIBS = $(HWLOC_LIBS) $(JSON_LIBS) $(CURL_LIBS) -ldl -lm
+# libcurl is not linked: the etcd-v3 backend loads it (curl_dl.c).
+LNCH_DEPLIBS = $(HWLOC_LIBS) $(JSON_LIBS) -ldl -lm
 
 .PHONY: all check install uninstall clean bench fuzz tests
 all: $(ALL)

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "curl_dl.h"
 #include "etcd_http.h"
 #include "etcd_json.h"
 #include "log.h"
@@ -551,6 +551,8 @@ etcd_http_new(struct event_base *base, const struct etcd_http_conf *conf,
 {
 	struct etcd_http *h;
 
+	if (curl_dl_load(err, errlen) == -1)
+		return NULL;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
 	    (h = calloc(1, sizeof(*h))) == NULL) {
 		snprintf(err, errlen, "cannot initialise libcurl");
