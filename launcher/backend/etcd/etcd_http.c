@@ -36,6 +36,7 @@ struct etcd_req {
 	size_t		 len;
 	int		 tries, ep;	/* tries made; member of this try */
 	int		 overflow, dead, active, held, reauthed, is_auth;
+	int		 paused;	/* a stream's buffer is full of lines */
 	char		 why[CURL_ERROR_SIZE + 64];
 	char		 errbuf[CURL_ERROR_SIZE];
 };
@@ -233,8 +234,8 @@ req_done(struct etcd_req *q, CURLcode rc)
 	if (rc == CURLE_OK && curl_easy_getinfo(q->easy, CURLINFO_LOCAL_IP,
 	    &ip) == CURLE_OK && ip != NULL)
 		snprintf(q->h->local_ip, sizeof(q->h->local_ip), "%s", ip);
-	if (q->overflow) {
-		req_deliver(q, NULL, "etcd answer longer than 1 MiB");
+	if (q->overflow) {	/* a non-etcd member, say: try the next */
+		req_retry(q, "answer longer than 1 MiB (ETCD_BODY_MAX)");
 		return;
 	}
 	if (rc != CURLE_OK || q->stream) {
@@ -287,6 +288,18 @@ stream_lines(struct etcd_req *q)
 	}
 }
 
+/* A stream paused because its buffer was full of complete lines: they
+ * were handed out, so let curl go on (it hands over the held bytes now). */
+static void
+stream_resume(struct etcd_req *q)
+{
+	if (!q->paused || q->dead || !q->active)
+		return;
+	q->paused = 0;
+	curl_easy_pause(q->easy, CURLPAUSE_CONT);
+	stream_lines(q);
+}
+
 /* After curl ran: finished transfers and stream lines. */
 static void
 http_check(struct etcd_http *h)
@@ -305,8 +318,10 @@ http_check(struct etcd_http *h)
 		req_done(q, m->data.result);
 	}
 	TAILQ_FOREACH(q, &h->reqs, entry)
-		if (q->stream && q->active)
+		if (q->stream && q->active) {
 			stream_lines(q);
+			stream_resume(q);
+		}
 	h->busy--;
 	http_reap(h);
 }
@@ -371,7 +386,12 @@ http_timer_cb(CURLM *m, long ms, void *userp)
 	return 0;
 }
 
-/* curl: bytes of the answer; a unary answer over the bound aborts. */
+/*
+ * curl: bytes of the answer.  A unary answer over the bound aborts.  A
+ * stream's bound is one line: curl may read many lines in one go (a watch
+ * catching up after the agent was stopped), so when the buffer is full
+ * but holds complete lines, curl is paused until they are handed out.
+ */
 static size_t
 http_write_cb(char *p, size_t size, size_t n, void *arg)
 {
@@ -379,6 +399,11 @@ http_write_cb(char *p, size_t size, size_t n, void *arg)
 	size_t add = size * n;
 	char *nb;
 
+	if (q->stream && q->len + add > ETCD_BODY_MAX && !q->paused &&
+	    q->buf != NULL && memchr(q->buf, '\n', q->len) != NULL) {
+		q->paused = 1;
+		return CURL_WRITEFUNC_PAUSE;
+	}
 	if (q->len + add > ETCD_BODY_MAX || (nb = realloc(q->buf, q->len +
 	    add + 1)) == NULL) {
 		q->overflow = 1;
@@ -405,6 +430,7 @@ req_start(struct etcd_req *q)
 	}
 	q->ep = h->cur;
 	q->len = 0;
+	q->overflow = q->paused = 0;
 	q->errbuf[0] = '\0';
 	snprintf(url, sizeof(url), "%s%s", h->conf.urls[q->ep], q->path);
 	curl_easy_setopt(q->easy, CURLOPT_URL, url);

@@ -37,6 +37,8 @@ struct etcd_sync {
 	int64_t		 snap_mod;	/* newest mod_revision in it */
 	int64_t		 watch_mod;	/* newest the watch reported */
 	int		 tick_read;	/* the read in flight is the tick's */
+	unsigned	 watch_msgs;	/* messages the watch delivered */
+	unsigned	 tick_msgs;	/* watch_msgs when the tick's read left */
 	char		 watch_on[ETCD_URL_MAX];	/* the watch's member */
 	int		 reading, again, need_watch, writing, lost;
 	char		*node_json;	/* our node's value, NULL once put */
@@ -146,6 +148,7 @@ sync_watch_cb(void *arg, const struct etcd_reply *r, const char *why)
 		sync_read(s);
 		return;
 	}
+	s->watch_msgs++;
 	for (i = 0; i < r->nkvs; i++)
 		if (r->kvs[i].mod_rev > s->watch_mod)
 			s->watch_mod = r->kvs[i].mod_rev;
@@ -169,15 +172,19 @@ sync_watch(struct etcd_sync *s)
 	    sync_watch_cb, s);
 }
 
-/* The keep-alive's read found a change the watch never reported: its
- * member went quiet (stopped, partitioned); watch through the next one. */
+/* The keep-alive's read found a change the watch never reported, and the
+ * watch said nothing while the read was out: its member went quiet
+ * (stopped, partitioned); watch through the next one.  A watch that is
+ * talking is only behind (catching up after this agent was stopped, say)
+ * and is left alone: it catches up, or etcd says it was compacted. */
 static void
 sync_quiet_watch(struct etcd_sync *s)
 {
 	int tick = s->tick_read;
 
 	s->tick_read = 0;
-	if (!tick || s->watch == NULL || s->snap_mod <= s->watch_mod)
+	if (!tick || s->watch == NULL || s->snap_mod <= s->watch_mod ||
+	    s->watch_msgs != s->tick_msgs)
 		return;
 	log_info("etcd: the watch on %s missed revision %" PRId64 "; watching "
 	    "through the next member", s->watch_on, s->snap_mod);
@@ -331,8 +338,10 @@ sync_tick(evutil_socket_t fd, short what, void *arg)
 		return;
 	etcd_lease_keepalive(s->h, s->lease, sync_ka_cb, s);
 	sync_put(s);
-	if (!s->reading)
+	if (!s->reading) {
 		s->tick_read = 1;
+		s->tick_msgs = s->watch_msgs;
+	}
 	sync_read(s);
 }
 
