@@ -276,7 +276,9 @@ stream_lines(struct etcd_req *q)
 	    (nl = memchr(q->buf, '\n', q->len)) != NULL) {
 		n = (size_t)(nl - q->buf) + 1;
 		if (n > 1 && etcd_json_parse(q->buf, n - 1, &r, &why) == -1) {
-			req_deliver(q, NULL, why);
+			snprintf(q->why, sizeof(q->why), "%s: not an etcd v3 "
+			    "gateway answer (%s)", q->h->conf.urls[q->ep], why);
+			req_deliver(q, NULL, q->why);
 			return;
 		}
 		memmove(q->buf, q->buf + n, q->len - n);

@@ -30,6 +30,7 @@ struct etcd_sync {
 	uint32_t	 ka_ms, ttl_s, read_ms;
 	int64_t		 lease;
 	struct timespec	 last_ok;	/* monotonic: last keep-alive answered */
+	struct timespec	 watch_started;	/* monotonic: the watch's start */
 	struct event	*tick, *close_timer, *grant_retry, *grant_deadline;
 	struct etcd_req	*grant;		/* the lease request in flight */
 	struct etcd_req	*watch;
@@ -124,6 +125,35 @@ sync_kv(struct etcd_sync *s, const struct etcd_kv *kv)
 	v->nnodes++;
 }
 
+/* The watch ended: watch again after a fresh read, at once, or, for a
+ * watch that failed within ETCD_SYNC_WATCH_MIN_MS of its start (a member
+ * or a proxy that breaks every watch), with the next read (the next
+ * keep-alive's at the latest), so such a member costs a try per read, not
+ * a busy loop. */
+static void
+sync_watch_ended(struct etcd_sync *s, const struct etcd_reply *r,
+    const char *why)
+{
+	int soon = r != NULL && r->compact_revision > 0;
+
+	if (r != NULL)		/* the stream is still open */
+		etcd_http_cancel(s->watch);
+	s->watch = NULL;
+	s->need_watch = 1;
+	etcd_http_next(s->h);
+	if (soon)
+		log_info("etcd watch on %s: revision compacted away (now %"
+		    PRId64 "); reading again", s->prefix, r->compact_revision);
+	else {
+		soon = ms_since(&s->watch_started) >= ETCD_SYNC_WATCH_MIN_MS;
+		log_info("etcd watch on %s ended: %s; %s", s->prefix, r ?
+		    (r->code ? r->message : "canceled") : why, soon ?
+		    "reading again" : "watching again with the next read");
+	}
+	if (soon)
+		sync_read(s);
+}
+
 /* Watch messages: any change means read again. */
 static void
 sync_watch_cb(void *arg, const struct etcd_reply *r, const char *why)
@@ -132,20 +162,7 @@ sync_watch_cb(void *arg, const struct etcd_reply *r, const char *why)
 	size_t i;
 
 	if (r == NULL || r->canceled || r->code != 0) {
-		if (r != NULL)		/* the stream is still open */
-			etcd_http_cancel(s->watch);
-		s->watch = NULL;
-		if (r != NULL && r->compact_revision > 0)
-			log_info("etcd watch on %s: revision compacted away "
-			    "(now %" PRId64 "); reading again", s->prefix,
-			    r->compact_revision);
-		else
-			log_info("etcd watch on %s ended: %s; reading again",
-			    s->prefix, r ? (r->code ? r->message : "canceled")
-			    : why);
-		s->need_watch = 1;
-		etcd_http_next(s->h);
-		sync_read(s);
+		sync_watch_ended(s, r, why);
 		return;
 	}
 	s->watch_msgs++;
@@ -164,6 +181,7 @@ sync_watch(struct etcd_sync *s)
 		return;
 	s->need_watch = 0;
 	s->watch_mod = s->snap_mod;
+	clock_gettime(CLOCK_MONOTONIC, &s->watch_started);
 	snprintf(s->watch_on, sizeof(s->watch_on), "%s",
 	    etcd_http_member(s->h));
 	if (s->watch != NULL)
