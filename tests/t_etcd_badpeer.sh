@@ -7,9 +7,9 @@
 # plus a margin, the last line naming the member and what was wrong;
 # listed first before the real members (a 3-member cluster), they cost
 # each agent a failed try and the job runs (one round, exit 0).  Behind
-# proxies that break every watch (tests/etcd/proxy.py: a line that is not
+# proxies that break every watch (fake.py brokenwatch: a line that is not
 # JSON), the job runs on reads alone, each agent names the member that
-# broke its watch, and watches again at most once per read (about two a
+# broke its watch and watches again at most once per read (about two a
 # second with keep_alive_interval=0.5), not in a busy loop.
 # t_etcd_faults.sh has the closed port and the HTML page.
 . "$CGRUN_TOP/tests/interop/lib.sh"
@@ -72,12 +72,12 @@ echo "ok: a non-etcd member first in the list costs one try; the job runs"
 # Behind proxies that break every watch: the job runs on reads (3 s of
 # it with the workers running, to count the watches meanwhile).
 rm -f "$OUT"/env.* "$OUT/go"
-python3 "$TOP/tests/etcd/proxy.py" "$ETCD_MEMBER_1" "$ETCD_MEMBER_2" "$ETCD_MEMBER_3" \
-	>"$T/proxy.ports" &
+python3 "$TOP/tests/etcd/fake.py" "brokenwatch=$ETCD_MEMBER_1" "brokenwatch=$ETCD_MEMBER_2" \
+	"brokenwatch=$ETCD_MEMBER_3" >"$T/proxy.ports" &
 PIDS="$PIDS $!"
 wait_file "$T/proxy.ports" $! 10 "the proxies' ports"
 until [ "$(wc -l <"$T/proxy.ports")" = 3 ]; do sleep 0.05; done
-ETCD_ENDPOINTS=$(paste -sd, "$T/proxy.ports")
+ETCD_ENDPOINTS=$(sed 's/^brokenwatch /127.0.0.1:/' "$T/proxy.ports" | paste -sd,)
 t0=$(date +%s)
 agent w2 127.0.0.2 --rdzv-id=brokenwatch $c2
 agent w3 127.0.0.3 --rdzv-id=brokenwatch $c2

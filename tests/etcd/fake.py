@@ -4,8 +4,8 @@
     python3 tests/etcd/fake.py MODE...
 
 Listens on 127.0.0.1, one free port per MODE, prints "MODE PORT" per line
-once all listen, and serves until killed.  Modes (each request, after
-reading it):
+(in the order given; MODE without its "=...") once all listen, and serves
+until killed.  Modes (each request, after reading it):
 
   garbage  answers bytes that are not HTTP, then closes
   huge     HTTP 200 with a 3 MiB body (spaces after a "{")
@@ -13,6 +13,11 @@ reading it):
   silent   reads the request and never answers (the connection stays)
   deep     HTTP 200 with JSON nested 200 levels deep
   badjson  HTTP 200 with {"header":{"revision":"seven"}}
+  brokenwatch=HOST:PORT
+           passes every request to the etcd member HOST:PORT and its
+           answer back, except watches (POST /v3/watch): those get an HTTP
+           200 stream whose first line is not JSON, as a broken proxy or
+           gateway in front of etcd might send
 """
 import socket
 import sys
@@ -22,25 +27,25 @@ import time
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
 
 
-def read_request(c):
-    """Read up to the end of the headers and the body they announce."""
-    buf = b""
+def read_request(c, buf):
+    """One request (head and body) from c after buf: (request, rest), or
+    (None, b"") at the end."""
     while b"\r\n\r\n" not in buf:
         d = c.recv(65536)
         if not d:
-            return False
+            return None, b""
         buf += d
-    head, body = buf.split(b"\r\n\r\n", 1)
+    head, rest = buf.split(b"\r\n\r\n", 1)
     n = 0
     for line in head.split(b"\r\n"):
         if line.lower().startswith(b"content-length:"):
             n = int(line.split(b":", 1)[1])
-    while len(body) < n:
+    while len(rest) < n:
         d = c.recv(65536)
         if not d:
-            return False
-        body += d
-    return True
+            return None, b""
+        rest += d
+    return head + b"\r\n\r\n" + rest[:n], rest[n:]
 
 
 def answer(mode, c):
@@ -75,14 +80,59 @@ def answer(mode, c):
     return True
 
 
-def serve_conn(mode, c):
-    """Serve one connection until the client or the mode closes it."""
+LINE = b"<html>not json</html>\n"
+BROKEN = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+          b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n" % (len(LINE), LINE))
+
+
+def pipe(src, dst):
+    """Copy src to dst until either side closes."""
     try:
-        while read_request(c) and answer(mode, c):
-            pass
+        while True:
+            d = src.recv(65536)
+            if not d:
+                break
+            dst.sendall(d)
     except OSError:
         pass
-    c.close()
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+def proxy(c, req, up, upstream):
+    """Pass req to the member (connecting first); break a watch: False."""
+    if req.startswith(b"POST /v3/watch "):
+        c.sendall(BROKEN)
+        time.sleep(0.2)
+        return False, up
+    if up is None:
+        host, port = upstream.rsplit(":", 1)
+        up = socket.create_connection((host, int(port)))
+        threading.Thread(target=pipe, args=(up, c), daemon=True).start()
+    up.sendall(req)
+    return True, up
+
+
+def serve_conn(mode, c):
+    """Serve one connection until the client or the mode closes it."""
+    buf, up, more = b"", None, True
+    try:
+        while more:
+            req, buf = read_request(c, buf)
+            if req is None:
+                break
+            if mode.startswith("brokenwatch="):
+                more, up = proxy(c, req, up, mode.split("=", 1)[1])
+            else:
+                more = answer(mode, c)
+    except OSError:
+        pass
+    for s in (c, up):
+        if s is not None:
+            s.close()
 
 
 def serve(mode, s):
@@ -101,7 +151,8 @@ def main():
         socks.append((mode, s))
     for mode, s in socks:
         threading.Thread(target=serve, args=(mode, s), daemon=True).start()
-    print("\n".join("%s %d" % (m, s.getsockname()[1]) for m, s in socks), flush=True)
+    print("\n".join("%s %d" % (m.split("=")[0], s.getsockname()[1]) for m, s in socks),
+          flush=True)
     while True:
         time.sleep(3600)
 
