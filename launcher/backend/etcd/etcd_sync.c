@@ -38,8 +38,9 @@ struct etcd_sync {
 	int64_t		 snap_mod;	/* newest mod_revision in it */
 	int64_t		 watch_mod;	/* newest the watch reported */
 	int		 tick_read;	/* the read in flight is the tick's */
-	unsigned	 watch_msgs;	/* messages the watch delivered */
-	unsigned	 tick_msgs;	/* watch_msgs when the tick's read left */
+	unsigned	 watch_msgs;	/* messages the watches delivered */
+	unsigned	 tick_msgs;	/* watch_msgs at the tick before */
+	unsigned	 last_msgs;	/* watch_msgs at the last tick */
 	char		 watch_on[ETCD_URL_MAX];	/* the watch's member */
 	int		 reading, again, need_watch, writing, lost;
 	char		*node_json;	/* our node's value, NULL once put */
@@ -191,7 +192,7 @@ sync_watch(struct etcd_sync *s)
 }
 
 /* The keep-alive's read found a change the watch never reported, and the
- * watch said nothing while the read was out: its member went quiet
+ * watch said nothing since the keep-alive before: its member went quiet
  * (stopped, partitioned); watch through the next one.  A watch that is
  * talking is only behind (catching up after this agent was stopped, say)
  * and is left alone: it catches up, or etcd says it was compacted. */
@@ -358,8 +359,9 @@ sync_tick(evutil_socket_t fd, short what, void *arg)
 	sync_put(s);
 	if (!s->reading) {
 		s->tick_read = 1;
-		s->tick_msgs = s->watch_msgs;
+		s->tick_msgs = s->last_msgs;
 	}
+	s->last_msgs = s->watch_msgs;
 	sync_read(s);
 }
 
