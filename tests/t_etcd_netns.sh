@@ -12,7 +12,10 @@
 #  - with the default request_timeout (5 s), an agent whose first member
 #    is cut gets past it within the connect bound (2 s) and its job forms;
 # and after healing, the member is back in the cluster, healthy, and a
-# new job on all three members runs.
+# new job on all three members runs.  Two members cut mid-job (no quorum,
+# and requests to them hang rather than fail): every agent stops its
+# workers and exits 75 naming the keep-alive window, within it plus a
+# margin; healed, the cluster is whole again.
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/multinode/lib.sh"
 . "$CGRUN_TOP/tests/etcd/lib.sh"
@@ -104,3 +107,20 @@ r2=$($ETCDCTL --endpoints="$ETCD_MEMBER_2" get / -w fields --consistency=s | sed
 echo "revisions after healing: m1 $r1, m2 $r2"
 [ -n "$r1" ] && [ "$r1" = "$r2" ] || { echo "FAIL: m1 at revision $r1, m2 at $r2"; exit 1; }
 echo "ok: healed member serves again"
+
+# Quorum lost to a partition mid-job: 75 on every node within the
+# keep-alive window (3 s) plus a margin, though requests hang, not fail.
+rm -f "$OUT"/env.* "$OUT/go"
+agent q2 127.0.0.2 --rdzv-id=cutquorum $c2
+agent q3 127.0.0.3 --rdzv-id=cutquorum $c2
+wait_count "$OUT/env.0.2.*" 2 30 "workers before the quorum was cut"
+etcd_cut 2
+etcd_cut 3
+T0=$(date +%s)
+quorum_lost q2 q3 10
+left=$(pgrep -f "$T/w.sh" || true)
+[ -z "$left" ] || { echo "FAIL: workers left running: $left"; exit 1; }
+etcd_heal 2
+etcd_heal 3
+healthy
+echo "ok: quorum cut mid-job: 75 on every node in $EL s; healed"

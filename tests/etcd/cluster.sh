@@ -97,10 +97,13 @@ healthy() {
 		$(ctl_tls "$1") endpoint health >/dev/null 2>&1
 }
 
-# The bridge cgebrK with the first free K; prints K.
+# The bridge cgebrK with the first free K (no route to its subnet, no
+# veth of an earlier cluster of that K left: the kernel destroys a deleted
+# namespace's veths in its own time); prints K.
 make_bridge() {
 	for k in $(seq 1 250); do
 		ip route show 2>/dev/null | grep -q "^10\.98\.$k\." && continue
+		ip -br link 2>/dev/null | grep -q "^cge$k\." && continue
 		ip link add "cgebr$k" type bridge 2>/dev/null || continue
 		ip addr add "10.98.$k.254/24" dev "cgebr$k" &&
 			ip link set "cgebr$k" up && { echo "$k"; return 0; }
@@ -132,10 +135,13 @@ make_netns() {
 	done
 }
 
-# Remove the namespaces and the bridge of DIR.
+# Remove the namespaces, their veths (named as they are: a namespace
+# outlives its name while sockets of a killed member still retransmit to
+# a cut peer, and its veth with it) and the bridge of DIR.
 rm_netns() {
 	[ ! -f "$1/namespaces" ] || for ns in $(cat "$1/namespaces"); do
 		ip netns del "$ns" 2>/dev/null || true
+		ip link del "$ns" 2>/dev/null || true
 	done
 	[ ! -f "$1/bridge" ] || ip link del "cgebr$(cat "$1/bridge")" 2>/dev/null || true
 	rm -f "$1/namespaces" "$1/bridge"

@@ -95,3 +95,15 @@ one_round() {
 		grep -q "RESTART_COUNT=0 " "$f" || { echo "FAIL: $f: $(cat "$f")"; exit 1; }
 	done
 }
+
+# quorum_lost NAME NAME SECS: both agents exit 75 within SECS of $T0 (set
+# when the quorum went), each saying it lost the cluster after the 3 s
+# keep-alive window of ETCD_CONF; the seconds it took in EL.
+quorum_lost() {
+	expect_exit "$1" 20 75
+	expect_exit "$2" 20 75
+	EL=$(($(date +%s) - T0))
+	[ "$EL" -le "$3" ] || { echo "FAIL: the lost quorum took $EL s to fail the job"; exit 1; }
+	expect_in "$1" "lost the etcd cluster: no keep-alive answered for 3 s"
+	expect_in "$2" "lost the etcd cluster: no keep-alive answered for 3 s"
+}
