@@ -10,8 +10,8 @@
  * not etcd, a watch from a revision compacted away, an answer over the
  * size bound, and SIGKILL of the leader between requests.  Without etcd
  * (case "fake"): a stream whose 4 MiB backlog arrives at once is handed
- * out message by message, and a stream line over the bound ends it naming
- * the member.
+ * out message by message (small ones, and ones just under the bound), and
+ * a stream line over the bound ends it naming the member.
  */
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -425,7 +425,7 @@ stream_server(int lines, size_t len, size_t tail, pid_t *pid)
 	if ((*pid = fork()) == 0) {
 		static const char hdr[] = "HTTP/1.1 200 OK\r\nContent-Type: "
 		    "application/json\r\nConnection: close\r\n\r\n";
-		static char line[65536], pad[65536];
+		static char line[ETCD_BODY_MAX], pad[65536];
 		char buf[4096];
 		size_t n;
 		int c, i;
@@ -483,7 +483,11 @@ wait_end(struct res *x, int secs)
 	}
 }
 
-START_TEST(stream_backlog)
+/* `lines` messages of `len` bytes written while the client does not read
+ * (an agent that was stopped), then the end: each is handed out, in
+ * order, and the end is the member closing the stream. */
+static void
+backlog(int lines, size_t len)
 {
 	struct timeval tv = { 0, 300000 };
 	struct etcd_http *h;
@@ -491,9 +495,7 @@ START_TEST(stream_backlog)
 	char eps[64];
 	pid_t pid;
 
-	/* 4 MiB of 1 KiB messages, written while the client does not read
-	 * (an agent that was stopped): each is handed out, in order */
-	snprintf(eps, sizeof(eps), "127.0.0.1:%d", stream_server(4096, 1024,
+	snprintf(eps, sizeof(eps), "127.0.0.1:%d", stream_server(lines, len,
 	    0, &pid));
 	h = client(eps, 3000);
 	etcd_http_post(h, "/v3/watch", "{}", 1, count_cb, &x);
@@ -505,9 +507,20 @@ START_TEST(stream_backlog)
 	waitpid(pid, NULL, 0);
 	ck_assert_msg(x.failed && strstr(x.why, "closed the stream") != NULL,
 	    "%s", x.why);
-	ck_assert_int_eq(x.n, 4096);
-	ck_assert_int_eq(x.r.revision, 4096);
+	ck_assert_int_eq(x.n, lines);
+	ck_assert_int_eq(x.r.revision, lines);
 	etcd_http_free(h);
+}
+
+START_TEST(stream_backlog)
+{
+	backlog(4096, 1024);		/* 4 MiB of 1 KiB messages */
+}
+END_TEST
+
+START_TEST(stream_backlog_big_lines)
+{
+	backlog(6, ETCD_BODY_MAX - 8000);	/* each just under the bound */
 }
 END_TEST
 
@@ -610,6 +623,7 @@ test_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, stream_backlog);
+	tcase_add_test(tc, stream_backlog_big_lines);
 	tcase_add_test(tc, stream_line_too_long);
 	suite_add_tcase(s, tc);
 	return s;

@@ -291,15 +291,16 @@ stream_lines(struct etcd_req *q)
 }
 
 /* A stream paused because its buffer was full of complete lines: they
- * were handed out, so let curl go on (it hands over the held bytes now). */
+ * were handed out, so let curl go on (it hands over the bytes it held
+ * now, and may pause again on them: each pass hands out a line). */
 static void
 stream_resume(struct etcd_req *q)
 {
-	if (!q->paused || q->dead || !q->active)
-		return;
-	q->paused = 0;
-	curl_easy_pause(q->easy, CURLPAUSE_CONT);
-	stream_lines(q);
+	while (q->paused && !q->dead && q->active) {
+		q->paused = 0;
+		curl_easy_pause(q->easy, CURLPAUSE_CONT);
+		stream_lines(q);
+	}
 }
 
 /* After curl ran: finished transfers and stream lines. */
@@ -389,25 +390,43 @@ http_timer_cb(CURLM *m, long ms, void *userp)
 }
 
 /*
- * curl: bytes of the answer.  A unary answer over the bound aborts.  A
- * stream's bound is one line: curl may read many lines in one go (a watch
- * catching up after the agent was stopped), so when the buffer is full
- * but holds complete lines, curl is paused until they are handed out.
+ * May a stream take n more bytes at p?  0: yes; 1: not before the complete
+ * lines it holds are handed out (pause curl); -1: a line over the bound.
+ * The bound is one line (ETCD_BODY_MAX without its newline): curl may
+ * read many lines in one go (a watch catching up after the agent was
+ * stopped), and the bytes that end a line may bring the start of the next
+ * (at most CURL_MAX_WRITE_SIZE in all), so the buffer holds at most the
+ * bound plus one of curl's writes.
  */
+static int
+stream_room(const struct etcd_req *q, const char *p, size_t n)
+{
+	const char *nl;
+
+	if (q->len + n <= ETCD_BODY_MAX)
+		return 0;
+	if (q->buf != NULL && memchr(q->buf, '\n', q->len) != NULL)
+		return 1;
+	nl = memchr(p, '\n', n);
+	return nl != NULL && q->len + (size_t)(nl - p) <= ETCD_BODY_MAX ? 0 : -1;
+}
+
+/* curl: bytes of the answer; a unary answer over the bound aborts, a
+ * stream is bounded by stream_room(). */
 static size_t
 http_write_cb(char *p, size_t size, size_t n, void *arg)
 {
 	struct etcd_req *q = arg;
 	size_t add = size * n;
 	char *nb;
+	int room = q->stream ? stream_room(q, p, add) : q->len + add >
+	    ETCD_BODY_MAX ? -1 : 0;
 
-	if (q->stream && q->len + add > ETCD_BODY_MAX && !q->paused &&
-	    q->buf != NULL && memchr(q->buf, '\n', q->len) != NULL) {
+	if (room == 1) {
 		q->paused = 1;
 		return CURL_WRITEFUNC_PAUSE;
 	}
-	if (q->len + add > ETCD_BODY_MAX || (nb = realloc(q->buf, q->len +
-	    add + 1)) == NULL) {
+	if (room == -1 || (nb = realloc(q->buf, q->len + add + 1)) == NULL) {
 		q->overflow = 1;
 		return 0;
 	}
