@@ -117,7 +117,7 @@ wait_count "$OUT/env.0.2.*" 2 30 "workers before the quorum was cut"
 etcd_cut 2
 etcd_cut 3
 T0=$(date +%s)
-quorum_lost q2 q3 10
+quorum_lost q2 q3 15
 left=$(pgrep -f "$T/w.sh" || true)
 [ -z "$left" ] || { echo "FAIL: workers left running: $left"; exit 1; }
 etcd_heal 2
