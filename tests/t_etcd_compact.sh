@@ -4,9 +4,9 @@
 # revisions are written under its run's prefix (tests/etcd/flood.py, until
 # etcd counts the frozen agent's watcher as slow: more than the buffers
 # between etcd and the agent hold), then etcd compacts past them and
-# defragments;
-# thawed, the agent reads the backlog, gets etcd's "compacted" answer,
-# says so (naming the compaction revision), reads the run's keys again,
+# defragments; thawed, the agent reads the backlog, gets etcd's
+# "compacted" answer, says so (naming the compaction revision), reads the
+# run's keys again,
 # watches from there, and the job goes on: once mid-job (the job ends in
 # its one round, exit 0 everywhere) and once mid-rendezvous (the frozen
 # agent was the first to wait; the second joins meanwhile; the round of
