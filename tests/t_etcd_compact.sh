@@ -6,11 +6,10 @@
 # between etcd and the agent hold), then etcd compacts past them and
 # defragments; thawed, the agent reads the backlog, gets etcd's
 # "compacted" answer, says so (naming the compaction revision), reads the
-# run's keys again,
-# watches from there, and the job goes on: once mid-job (the job ends in
-# its one round, exit 0 everywhere) and once mid-rendezvous (the frozen
-# agent was the first to wait; the second joins meanwhile; the round of
-# two forms and runs).  The agents' leases outlive the freeze
+# run's keys again, watches from there, and the job goes on: once mid-job
+# (the job ends in its one round, exit 0 everywhere) and once
+# mid-rendezvous (the frozen agent was the first to wait; the second joins
+# meanwhile; the round of two forms and runs).  The agents' leases outlive the freeze
 # (keep_alive_interval=1 x 30), so only the watch is at stake.
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/multinode/lib.sh"
