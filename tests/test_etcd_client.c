@@ -8,7 +8,10 @@
  * the key goes), a watch sees a put and a delete, failover past a dead
  * member, every member dead (a bounded, named failure), a member that is
  * not etcd, a watch from a revision compacted away, an answer over the
- * size bound, and SIGKILL of the leader between requests.
+ * size bound, and SIGKILL of the leader between requests.  Without etcd
+ * (case "fake"): a stream whose 4 MiB backlog arrives at once is handed
+ * out message by message (small ones, and ones just under the bound), and
+ * a stream line over the bound ends it naming the member.
  */
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -337,10 +340,9 @@ START_TEST(watch_compacted_away)
 }
 END_TEST
 
-/* A server that answers every request with `size` bytes of JSON-ish
- * text; its port, and its pid in *pid. */
+/* A socket listening on a free port of 127.0.0.1; the port in *port. */
 static int
-big_server(size_t size, pid_t *pid)
+loopback_listener(int *port)
 {
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof(sa);
@@ -352,6 +354,17 @@ big_server(size_t size, pid_t *pid)
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	listen(fd, 16);
 	getsockname(fd, (struct sockaddr *)&sa, &sl);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+/* A server that answers every request with `size` bytes of JSON-ish
+ * text; its port, and its pid in *pid. */
+static int
+big_server(size_t size, pid_t *pid)
+{
+	int port, fd = loopback_listener(&port);
+
 	if ((*pid = fork()) == 0) {
 		static char chunk[65536];
 		char hdr[128], buf[4096];
@@ -375,7 +388,7 @@ big_server(size_t size, pid_t *pid)
 		}
 	}
 	close(fd);
-	return ntohs(sa.sin_port);
+	return port;
 }
 
 START_TEST(oversized_answer)
@@ -392,7 +405,144 @@ START_TEST(oversized_answer)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	ck_assert_int_eq(a.failed, 1);
-	ck_assert_str_eq(a.why, "etcd answer longer than 1 MiB");
+	/* bounded on every try, the member named, then given up */
+	ck_assert_msg(strstr(a.why, "no member answered (3 tries over 1 "
+	    "member(s))") != NULL, "%s", a.why);
+	ck_assert_msg(strstr(a.why, eps) != NULL && strstr(a.why,
+	    "answer longer than 1 MiB") != NULL, "%s", a.why);
+	etcd_http_free(h);
+}
+END_TEST
+
+/* A server that answers every request with a stream: `lines` lines of
+ * `len` bytes (JSON, then spaces) and, if `tail` > 0, `tail` bytes with no
+ * newline; then it closes.  Its port; its pid in *pid. */
+static int
+stream_server(int lines, size_t len, size_t tail, pid_t *pid)
+{
+	int port, fd = loopback_listener(&port);
+
+	if ((*pid = fork()) == 0) {
+		static const char hdr[] = "HTTP/1.1 200 OK\r\nContent-Type: "
+		    "application/json\r\nConnection: close\r\n\r\n";
+		static char line[ETCD_BODY_MAX], pad[65536];
+		char buf[4096];
+		size_t n;
+		int c, i;
+
+		memset(pad, ' ', sizeof(pad));
+		if ((c = accept(fd, NULL, NULL)) < 0 ||
+		    read(c, buf, sizeof(buf)) < 0 ||
+		    write(c, hdr, sizeof(hdr) - 1) < 0)
+			_exit(1);
+		for (i = 0; i < lines; i++) {
+			n = (size_t)snprintf(line, sizeof(line), "{\"result\":"
+			    "{\"header\":{\"revision\":\"%d\"}}}", i + 1);
+			memset(line + n, ' ', len - 1 - n);
+			line[len - 1] = '\n';
+			if (write(c, line, len) < 0)
+				_exit(1);
+		}
+		for (n = 0; n < tail; n += sizeof(pad))
+			if (write(c, pad, tail - n < sizeof(pad) ? tail - n :
+			    sizeof(pad)) < 0)
+				_exit(1);
+		_exit(0);
+	}
+	close(fd);
+	return port;
+}
+
+/* Count a stream's messages; the end stops the loop. */
+static void
+count_cb(void *arg, const struct etcd_reply *r, const char *why)
+{
+	struct res *x = arg;
+
+	if (r != NULL) {
+		x->n++;
+		x->r.revision = r->revision;
+		return;
+	}
+	x->failed = 1;
+	snprintf(x->why, sizeof(x->why), "%s", why);
+	event_base_loopbreak(base);
+}
+
+/* Run the loop until x's stream ended or secs pass. */
+static void
+wait_end(struct res *x, int secs)
+{
+	time_t end = time(NULL) + secs;
+
+	while (!x->failed && time(NULL) < end) {
+		struct timeval tv = { 1, 0 };
+
+		event_base_loopexit(base, &tv);
+		event_base_dispatch(base);
+	}
+}
+
+/* `lines` messages of `len` bytes written while the client does not read
+ * (an agent that was stopped), then the end: each is handed out, in
+ * order, and the end is the member closing the stream. */
+static void
+backlog(int lines, size_t len)
+{
+	struct timeval tv = { 0, 300000 };
+	struct etcd_http *h;
+	struct res x = { 0 };
+	char eps[64];
+	pid_t pid;
+
+	snprintf(eps, sizeof(eps), "127.0.0.1:%d", stream_server(lines, len,
+	    0, &pid));
+	h = client(eps, 3000);
+	etcd_http_post(h, "/v3/watch", "{}", 1, count_cb, &x);
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+	sleep(1);
+	wait_end(&x, 20);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_msg(x.failed && strstr(x.why, "closed the stream") != NULL,
+	    "%s", x.why);
+	ck_assert_int_eq(x.n, lines);
+	ck_assert_int_eq(x.r.revision, lines);
+	etcd_http_free(h);
+}
+
+START_TEST(stream_backlog)
+{
+	backlog(4096, 1024);		/* 4 MiB of 1 KiB messages */
+}
+END_TEST
+
+START_TEST(stream_backlog_big_lines)
+{
+	backlog(6, ETCD_BODY_MAX - 8000);	/* each just under the bound */
+}
+END_TEST
+
+START_TEST(stream_line_too_long)
+{
+	struct etcd_http *h;
+	struct res x = { 0 };
+	char eps[64];
+	pid_t pid;
+
+	/* two messages, then 2 MiB without a newline: the two, then the end,
+	 * naming the member and the bound */
+	snprintf(eps, sizeof(eps), "127.0.0.1:%d", stream_server(2, 100,
+	    2 << 20, &pid));
+	h = client(eps, 3000);
+	etcd_http_post(h, "/v3/watch", "{}", 1, count_cb, &x);
+	wait_end(&x, 20);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_int_eq(x.n, 2);
+	ck_assert_msg(x.failed && strstr(x.why, eps) != NULL &&
+	    strstr(x.why, "answer longer than 1 MiB") != NULL, "%s", x.why);
 	etcd_http_free(h);
 }
 END_TEST
@@ -468,6 +618,13 @@ test_suite(void)
 		tcase_add_test(tc, oversized_answer);
 		tcase_add_test(tc, leader_killed_between_requests);
 	}
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fake");	/* no etcd needed */
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, stream_backlog);
+	tcase_add_test(tc, stream_backlog_big_lines);
+	tcase_add_test(tc, stream_line_too_long);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,6 +12,10 @@
 #   sh tests/etcd/cluster.sh kill DIR I    SIGKILL member I (for tests)
 #   sh tests/etcd/cluster.sh stop DIR I    SIGSTOP it (a partition), cont:
 #                                          SIGCONT; restart: start it again
+#   sh tests/etcd/cluster.sh cut DIR I     (netns only) take member I's
+#                                          link down: a partition where
+#                                          packets vanish (no RST, no FIN);
+#                                          heal: its link up again
 #
 # "up" exits 77 (the test suite's "skip") with the reason on its last line
 # when etcd is not installed and cannot be, or does not become healthy.
@@ -93,28 +97,97 @@ healthy() {
 		$(ctl_tls "$1") endpoint health >/dev/null 2>&1
 }
 
+# The bridge cgebrK with the first free K (no route to its subnet, no
+# veth of an earlier cluster of that K left: the kernel destroys a deleted
+# namespace's veths in its own time); prints K.
+make_bridge() {
+	for k in $(seq 1 250); do
+		ip route show 2>/dev/null | grep -q "^10\.98\.$k\." && continue
+		ip -br link 2>/dev/null | grep -q "^cge$k\." && continue
+		ip link add "cgebr$k" type bridge 2>/dev/null || continue
+		ip addr add "10.98.$k.254/24" dev "cgebr$k" &&
+			ip link set "cgebr$k" up && { echo "$k"; return 0; }
+		ip link del "cgebr$k"
+		return 1
+	done
+	return 1
+}
+
+# Namespaces, veths and the bridge for N members in DIR; skips where the
+# kernel or the container does not allow them.
+make_netns() {
+	[ "$(id -u)" = 0 ] || skip "not root: cannot create network namespaces"
+	command -v ip >/dev/null || skip "no ip(8) (iproute2)"
+	ip netns add "cgetest$$" 2>/dev/null || skip "ip netns does not work here"
+	ip netns del "cgetest$$"
+	k=$(make_bridge) || skip "cannot create a bridge (cgebr1..cgebr250)"
+	echo "$k" >"$1/bridge"
+	i=1
+	while [ "$i" -le "$2" ]; do
+		ns=cge$k.$i
+		{ ip netns add "$ns" && echo "$ns" >>"$1/namespaces" &&
+		  ip link add "cge$k.$i" type veth peer name eth0 netns "$ns" &&
+		  ip link set "cge$k.$i" master "cgebr$k" up &&
+		  ip -n "$ns" addr add "10.98.$k.$i/24" dev eth0 &&
+		  ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up; } ||
+			{ rm_netns "$1"; skip "cannot set up namespace $ns (veth)"; }
+		i=$((i + 1))
+	done
+}
+
+# Remove the namespaces, their veths (named as they are: a namespace
+# outlives its name while sockets of a killed member still retransmit to
+# a cut peer, and its veth with it) and the bridge of DIR.
+rm_netns() {
+	[ ! -f "$1/namespaces" ] || for ns in $(cat "$1/namespaces"); do
+		ip netns del "$ns" 2>/dev/null || true
+		ip link del "$ns" 2>/dev/null || true
+	done
+	[ ! -f "$1/bridge" ] || ip link del "cgebr$(cat "$1/bridge")" 2>/dev/null || true
+	rm -f "$1/namespaces" "$1/bridge"
+}
+
+# Member I's link down (cut) or up (heal).
+link_member() {
+	. "$1/cluster.env"
+	[ -n "$ETCD_NETNS" ] || die "$3: the cluster in $1 has no namespaces"
+	ip -n "cge$ETCD_NETNS.$2" link set eth0 "$3"
+}
+
+# Member I's client and peer addresses (host:port) in C and P, and the
+# command prefix that runs a process where it lives in NSX.
+member_addr() {
+	if [ -n "$ETCD_NETNS" ]; then
+		C=10.98.$ETCD_NETNS.$1:2379 P=10.98.$ETCD_NETNS.$1:2380
+		NSX="ip netns exec cge$ETCD_NETNS.$1"
+	else
+		C=127.0.0.1:$((ETCD_BASE + $1 - 1)) P=127.0.0.1:$((ETCD_BASE + 999 + $1))
+		NSX=
+	fi
+}
+
 # Start member I of the cluster in DIR (again, after a kill: same data)
 # and record its pid in DIR/cluster.env.
 start_member() {
 	. "$1/cluster.env"
-	c=$((ETCD_BASE + $2 - 1)) p=$((ETCD_BASE + 999 + $2))
+	member_addr "$2"
 	tlsargs=
 	[ -n "$ETCD_TLS" ] && tlsargs="--cert-file $1/tls/server.pem
 		--key-file $1/tls/server.key --trusted-ca-file $1/tls/ca.pem
 		--client-cert-auth"
 	# etcd reads ETCD_* variables as flags: start it with none.
-	env $(env | sed -n 's/^\(ETCD[A-Z0-9_]*\)=.*/-u \1/p') \
+	$NSX env $(env | sed -n 's/^\(ETCD[A-Z0-9_]*\)=.*/-u \1/p') \
 	setsid etcd --name "m$2" --data-dir "$1/m$2.data" \
-		--listen-client-urls "$ETCD_SCHEME://127.0.0.1:$c" \
-		--advertise-client-urls "$ETCD_SCHEME://127.0.0.1:$c" \
-		--listen-peer-urls "http://127.0.0.1:$p" \
-		--initial-advertise-peer-urls "http://127.0.0.1:$p" \
+		--listen-client-urls "$ETCD_SCHEME://$C" \
+		--advertise-client-urls "$ETCD_SCHEME://$C" \
+		--listen-peer-urls "http://$P" \
+		--initial-advertise-peer-urls "http://$P" \
 		--initial-cluster "$ETCD_PEERS" --initial-cluster-state new \
 		--initial-cluster-token "cgrun-test-$ETCD_BASE" \
 		--heartbeat-interval $((ETCD_EL / 5)) --election-timeout "$ETCD_EL" \
 		$tlsargs </dev/null >>"$1/m$2.log" 2>&1 &
 	sed -i "/^ETCD_MEMBER_$2=/d" "$1/cluster.env"
-	echo "ETCD_MEMBER_$2=127.0.0.1:$c ETCD_PID_$2=$!" >> "$1/cluster.env"
+	echo "ETCD_MEMBER_$2=$C ETCD_PID_$2=$!" >> "$1/cluster.env"
 }
 
 up() {
@@ -123,7 +196,13 @@ up() {
 	ensure_etcd
 	mkdir -p "$dir"
 	[ ! -e "$dir/cluster.env" ] || die "$dir holds a cluster: run down first"
-	base=$(pick_base "$n") || skip "no free ports for $n etcd members"
+	netns=
+	if [ -n "${CGRUN_ETCD_NETNS:-}" ]; then
+		make_netns "$dir" "$n"
+		netns=$(cat "$dir/bridge") base=2379
+	else
+		base=$(pick_base "$n") || skip "no free ports for $n etcd members"
+	fi
 	el=${CGRUN_ETCD_ELECTION_MS:-300}
 	scheme=http tls=
 	if [ -n "${CGRUN_ETCD_TLS:-}" ]; then
@@ -132,13 +211,15 @@ up() {
 	fi
 	peers= eps= i=1
 	rm -f "$dir"/m*.log
+	ETCD_NETNS=$netns ETCD_BASE=$base
 	while [ "$i" -le "$n" ]; do
-		peers="$peers${peers:+,}m$i=http://127.0.0.1:$((base + 999 + i))"
-		eps="$eps${eps:+,}$scheme://127.0.0.1:$((base + i - 1))"
+		member_addr "$i"
+		peers="$peers${peers:+,}m$i=http://$P"
+		eps="$eps${eps:+,}$scheme://$C"
 		i=$((i + 1))
 	done
 	{
-		echo "ETCD_BASE=$base ETCD_EL=$el ETCD_PEERS=$peers ETCD_SCHEME=$scheme ETCD_TLS=$tls"
+		echo "ETCD_BASE=$base ETCD_EL=$el ETCD_PEERS=$peers ETCD_SCHEME=$scheme ETCD_TLS=$tls ETCD_NETNS=$netns"
 		echo "ETCD_ENDPOINTS=$eps ETCD_NMEMBERS=$n"
 	} > "$dir/cluster.env"
 	i=1
@@ -193,7 +274,7 @@ signal_member() {
 # Stop every member (TERM, then KILL after 5 s) and remove the data.
 down() {
 	dir=$1
-	[ -f "$dir/cluster.env" ] || return 0
+	[ -f "$dir/cluster.env" ] || { rm_netns "$dir"; return 0; }
 	. "$dir/cluster.env"
 	i=1
 	while [ "$i" -le "$ETCD_NMEMBERS" ]; do
@@ -211,6 +292,7 @@ down() {
 		rm -rf "$dir/m$i.data"
 		i=$((i + 1))
 	done
+	rm_netns "$dir"
 	rm -f "$dir/cluster.env"
 }
 
@@ -222,5 +304,7 @@ kill) [ $# = 3 ] || die "usage: $0 kill DIR I"; signal_member "$2" "$3" KILL;;
 stop) [ $# = 3 ] || die "usage: $0 stop DIR I"; signal_member "$2" "$3" STOP;;
 cont) [ $# = 3 ] || die "usage: $0 cont DIR I"; signal_member "$2" "$3" CONT;;
 restart) [ $# = 3 ] || die "usage: $0 restart DIR I"; start_member "$2" "$3";;
-*) die "usage: $0 up DIR [N] | down DIR | leader DIR | kill|stop|cont|restart DIR I";;
+cut) [ $# = 3 ] || die "usage: $0 cut DIR I"; link_member "$2" "$3" down;;
+heal) [ $# = 3 ] || die "usage: $0 heal DIR I"; link_member "$2" "$3" up;;
+*) die "usage: $0 up DIR [N] | down DIR | leader DIR | kill|stop|cont|restart|cut|heal DIR I";;
 esac

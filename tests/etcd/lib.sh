@@ -62,3 +62,48 @@ expect_in() {
 	grep -q -- "$2" "$T/$1.log" ||
 		{ echo "FAIL: $1 does not say \"$2\"; its log:"; tail -n 30 "$T/$1.log"; exit 1; }
 }
+
+# go_workers: $OUT (exported), the env-recording worker $T/w.sh, and a
+# hook that makes each worker wait (at most 60 s) for $OUT/go, then exit 0.
+go_workers() {
+	export OUT="$T/out"
+	mkdir -p "$OUT"
+	envworker "$T/w.sh"
+	cat >"$OUT/hook.sh" <<'EOS'
+i=0
+while [ ! -f "$OUT/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ -f "$OUT/go" ] || exit 1
+EOS
+}
+
+# etcd_cut I / etcd_heal I: member I's link down / up (a cluster made with
+# CGRUN_ETCD_NETNS=1: packets to and from it vanish, no RST).
+etcd_cut() {
+	sh "$TOP/tests/etcd/cluster.sh" cut "$ECL" "$1"
+}
+etcd_heal() {
+	sh "$TOP/tests/etcd/cluster.sh" heal "$ECL" "$1"
+}
+
+# one_round NAME NAME: both agents exit 0 and their two workers ran once,
+# in attempt 0 (no restart spent).
+one_round() {
+	expect_exit "$1" 60 0
+	expect_exit "$2" 60 0
+	[ "$(ls "$OUT"/env.* | wc -l)" = 2 ] || { echo "FAIL: more than one round: $(ls "$OUT")"; exit 1; }
+	for f in "$OUT"/env.0.2.0 "$OUT"/env.0.2.1; do
+		grep -q "RESTART_COUNT=0 " "$f" || { echo "FAIL: $f: $(cat "$f")"; exit 1; }
+	done
+}
+
+# quorum_lost NAME NAME SECS: both agents exit 75 within SECS of $T0 (set
+# when the quorum went), each saying it lost the cluster after the 3 s
+# keep-alive window of ETCD_CONF; the seconds it took in EL.
+quorum_lost() {
+	expect_exit "$1" 20 75
+	expect_exit "$2" 20 75
+	EL=$(($(date +%s) - T0))
+	[ "$EL" -le "$3" ] || { echo "FAIL: the lost quorum took $EL s to fail the job"; exit 1; }
+	expect_in "$1" "lost the etcd cluster: no keep-alive answered for 3 s"
+	expect_in "$2" "lost the etcd cluster: no keep-alive answered for 3 s"
+}

@@ -22,6 +22,7 @@ static const struct {
 	CURL_DL_SYM("curl_easy_perform", easy_perform),
 	CURL_DL_SYM("curl_easy_cleanup", easy_cleanup),
 	CURL_DL_SYM("curl_easy_strerror", easy_strerror),
+	CURL_DL_SYM("curl_easy_pause", easy_pause),
 	CURL_DL_SYM("curl_slist_append", slist_append),
 	CURL_DL_SYM("curl_slist_free_all", slist_free_all),
 	CURL_DL_SYM("curl_multi_init", multi_init),

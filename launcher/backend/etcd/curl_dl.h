@@ -22,6 +22,7 @@ struct curl_dl {
 	CURLcode	 (*easy_perform)(CURL *);
 	void		 (*easy_cleanup)(CURL *);
 	const char	*(*easy_strerror)(CURLcode);
+	CURLcode	 (*easy_pause)(CURL *, int);
 	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
 	void		 (*slist_free_all)(struct curl_slist *);
 	CURLM		*(*multi_init)(void);
@@ -51,6 +52,7 @@ int	curl_dl_load(char *err, size_t errlen);
 #define curl_easy_perform	curl_dl.easy_perform
 #define curl_easy_cleanup	curl_dl.easy_cleanup
 #define curl_easy_strerror	curl_dl.easy_strerror
+#define curl_easy_pause		curl_dl.easy_pause
 #define curl_slist_append	curl_dl.slist_append
 #define curl_slist_free_all	curl_dl.slist_free_all
 #define curl_multi_init		curl_dl.multi_init

@@ -36,6 +36,7 @@ struct etcd_req {
 	size_t		 len;
 	int		 tries, ep;	/* tries made; member of this try */
 	int		 overflow, dead, active, held, reauthed, is_auth;
+	int		 paused;	/* a stream's buffer is full of lines */
 	char		 why[CURL_ERROR_SIZE + 64];
 	char		 errbuf[CURL_ERROR_SIZE];
 };
@@ -233,8 +234,8 @@ req_done(struct etcd_req *q, CURLcode rc)
 	if (rc == CURLE_OK && curl_easy_getinfo(q->easy, CURLINFO_LOCAL_IP,
 	    &ip) == CURLE_OK && ip != NULL)
 		snprintf(q->h->local_ip, sizeof(q->h->local_ip), "%s", ip);
-	if (q->overflow) {
-		req_deliver(q, NULL, "etcd answer longer than 1 MiB");
+	if (q->overflow) {	/* a non-etcd member, say: try the next */
+		req_retry(q, "answer longer than 1 MiB (ETCD_BODY_MAX)");
 		return;
 	}
 	if (rc != CURLE_OK || q->stream) {
@@ -275,7 +276,9 @@ stream_lines(struct etcd_req *q)
 	    (nl = memchr(q->buf, '\n', q->len)) != NULL) {
 		n = (size_t)(nl - q->buf) + 1;
 		if (n > 1 && etcd_json_parse(q->buf, n - 1, &r, &why) == -1) {
-			req_deliver(q, NULL, why);
+			snprintf(q->why, sizeof(q->why), "%s: not an etcd v3 "
+			    "gateway answer (%s)", q->h->conf.urls[q->ep], why);
+			req_deliver(q, NULL, q->why);
 			return;
 		}
 		memmove(q->buf, q->buf + n, q->len - n);
@@ -284,6 +287,19 @@ stream_lines(struct etcd_req *q)
 			req_deliver(q, &r, NULL);
 			etcd_reply_clear(&r);
 		}
+	}
+}
+
+/* A stream paused because its buffer was full of complete lines: they
+ * were handed out, so let curl go on (it hands over the bytes it held
+ * now, and may pause again on them: each pass hands out a line). */
+static void
+stream_resume(struct etcd_req *q)
+{
+	while (q->paused && !q->dead && q->active) {
+		q->paused = 0;
+		curl_easy_pause(q->easy, CURLPAUSE_CONT);
+		stream_lines(q);
 	}
 }
 
@@ -305,8 +321,10 @@ http_check(struct etcd_http *h)
 		req_done(q, m->data.result);
 	}
 	TAILQ_FOREACH(q, &h->reqs, entry)
-		if (q->stream && q->active)
+		if (q->stream && q->active) {
 			stream_lines(q);
+			stream_resume(q);
+		}
 	h->busy--;
 	http_reap(h);
 }
@@ -371,16 +389,44 @@ http_timer_cb(CURLM *m, long ms, void *userp)
 	return 0;
 }
 
-/* curl: bytes of the answer; a unary answer over the bound aborts. */
+/*
+ * May a stream take n more bytes at p?  0: yes; 1: not before the complete
+ * lines it holds are handed out (pause curl); -1: a line over the bound.
+ * The bound is one line (ETCD_BODY_MAX without its newline): curl may
+ * read many lines in one go (a watch catching up after the agent was
+ * stopped), and the bytes that end a line may bring the start of the next
+ * (at most CURL_MAX_WRITE_SIZE in all), so the buffer holds at most the
+ * bound plus one of curl's writes.
+ */
+static int
+stream_room(const struct etcd_req *q, const char *p, size_t n)
+{
+	const char *nl;
+
+	if (q->len + n <= ETCD_BODY_MAX)
+		return 0;
+	if (q->buf != NULL && memchr(q->buf, '\n', q->len) != NULL)
+		return 1;
+	nl = memchr(p, '\n', n);
+	return nl != NULL && q->len + (size_t)(nl - p) <= ETCD_BODY_MAX ? 0 : -1;
+}
+
+/* curl: bytes of the answer; a unary answer over the bound aborts, a
+ * stream is bounded by stream_room(). */
 static size_t
 http_write_cb(char *p, size_t size, size_t n, void *arg)
 {
 	struct etcd_req *q = arg;
 	size_t add = size * n;
 	char *nb;
+	int room = q->stream ? stream_room(q, p, add) : q->len + add >
+	    ETCD_BODY_MAX ? -1 : 0;
 
-	if (q->len + add > ETCD_BODY_MAX || (nb = realloc(q->buf, q->len +
-	    add + 1)) == NULL) {
+	if (room == 1) {
+		q->paused = 1;
+		return CURL_WRITEFUNC_PAUSE;
+	}
+	if (room == -1 || (nb = realloc(q->buf, q->len + add + 1)) == NULL) {
 		q->overflow = 1;
 		return 0;
 	}
@@ -405,6 +451,7 @@ req_start(struct etcd_req *q)
 	}
 	q->ep = h->cur;
 	q->len = 0;
+	q->overflow = q->paused = 0;
 	q->errbuf[0] = '\0';
 	snprintf(url, sizeof(url), "%s%s", h->conf.urls[q->ep], q->path);
 	curl_easy_setopt(q->easy, CURLOPT_URL, url);

@@ -2,10 +2,15 @@
  * etcd_http.h: requests to the etcd v3 JSON gateway over libcurl's multi
  * interface driven by the caller's libevent loop (etcd_http.c): the loop
  * never blocks.  One request is a POST of a JSON body to a path
- * ("/v3/kv/range") on the current member; on a transport error, a timeout
- * or a gateway "unavailable" answer it moves to the next member and tries
+ * ("/v3/kv/range") on the current member; on a transport error, a timeout,
+ * a gateway "unavailable" answer, or an answer that is not the gateway's
+ * JSON or is over ETCD_BODY_MAX, it moves to the next member and tries
  * again, each member at most ETCD_HTTP_ROUNDS times with ETCD_HTTP_PAUSE_MS
- * between rounds, each try bounded by the request timeout.  TLS (CA file,
+ * between rounds, each try bounded by the request timeout (connecting by
+ * the connect timeout: a member whose packets vanish costs no more).
+ * A stream (a watch) has no timeout; each of its lines is bounded by
+ * ETCD_BODY_MAX, and curl is paused while complete lines wait to be
+ * handed out, so a backlog of any size is read in bounded memory.  TLS (CA file,
  * client certificate and key) and etcd user/password authentication
  * (/v3/auth/authenticate, the token sent in every request, renewed when
  * etcd says it expired) are set up once in etcd_http_new().

@@ -30,6 +30,7 @@ struct etcd_sync {
 	uint32_t	 ka_ms, ttl_s, read_ms;
 	int64_t		 lease;
 	struct timespec	 last_ok;	/* monotonic: last keep-alive answered */
+	struct timespec	 watch_started;	/* monotonic: the watch's start */
 	struct event	*tick, *close_timer, *grant_retry, *grant_deadline;
 	struct etcd_req	*grant;		/* the lease request in flight */
 	struct etcd_req	*watch;
@@ -37,6 +38,9 @@ struct etcd_sync {
 	int64_t		 snap_mod;	/* newest mod_revision in it */
 	int64_t		 watch_mod;	/* newest the watch reported */
 	int		 tick_read;	/* the read in flight is the tick's */
+	unsigned	 watch_msgs;	/* messages the watches delivered */
+	unsigned	 tick_msgs;	/* watch_msgs at the tick before */
+	unsigned	 last_msgs;	/* watch_msgs at the last tick */
 	char		 watch_on[ETCD_URL_MAX];	/* the watch's member */
 	int		 reading, again, need_watch, writing, lost;
 	char		*node_json;	/* our node's value, NULL once put */
@@ -122,6 +126,35 @@ sync_kv(struct etcd_sync *s, const struct etcd_kv *kv)
 	v->nnodes++;
 }
 
+/* The watch ended: watch again after a fresh read, at once, or, for a
+ * watch that failed within ETCD_SYNC_WATCH_MIN_MS of its start (a member
+ * or a proxy that breaks every watch), with the next read (the next
+ * keep-alive's at the latest), so such a member costs a try per read, not
+ * a busy loop. */
+static void
+sync_watch_ended(struct etcd_sync *s, const struct etcd_reply *r,
+    const char *why)
+{
+	int soon = r != NULL && r->compact_revision > 0;
+
+	if (r != NULL)		/* the stream is still open */
+		etcd_http_cancel(s->watch);
+	s->watch = NULL;
+	s->need_watch = 1;
+	etcd_http_next(s->h);
+	if (soon)
+		log_info("etcd watch on %s: revision compacted away (now %"
+		    PRId64 "); reading again", s->prefix, r->compact_revision);
+	else {
+		soon = ms_since(&s->watch_started) >= ETCD_SYNC_WATCH_MIN_MS;
+		log_info("etcd watch on %s ended: %s; %s", s->prefix, r ?
+		    (r->code ? r->message : "canceled") : why, soon ?
+		    "reading again" : "watching again with the next read");
+	}
+	if (soon)
+		sync_read(s);
+}
+
 /* Watch messages: any change means read again. */
 static void
 sync_watch_cb(void *arg, const struct etcd_reply *r, const char *why)
@@ -130,22 +163,10 @@ sync_watch_cb(void *arg, const struct etcd_reply *r, const char *why)
 	size_t i;
 
 	if (r == NULL || r->canceled || r->code != 0) {
-		if (r != NULL)		/* the stream is still open */
-			etcd_http_cancel(s->watch);
-		s->watch = NULL;
-		if (r != NULL && r->compact_revision > 0)
-			log_info("etcd watch on %s: revision compacted away "
-			    "(now %" PRId64 "); reading again", s->prefix,
-			    r->compact_revision);
-		else
-			log_info("etcd watch on %s ended: %s; reading again",
-			    s->prefix, r ? (r->code ? r->message : "canceled")
-			    : why);
-		s->need_watch = 1;
-		etcd_http_next(s->h);
-		sync_read(s);
+		sync_watch_ended(s, r, why);
 		return;
 	}
+	s->watch_msgs++;
 	for (i = 0; i < r->nkvs; i++)
 		if (r->kvs[i].mod_rev > s->watch_mod)
 			s->watch_mod = r->kvs[i].mod_rev;
@@ -161,6 +182,7 @@ sync_watch(struct etcd_sync *s)
 		return;
 	s->need_watch = 0;
 	s->watch_mod = s->snap_mod;
+	clock_gettime(CLOCK_MONOTONIC, &s->watch_started);
 	snprintf(s->watch_on, sizeof(s->watch_on), "%s",
 	    etcd_http_member(s->h));
 	if (s->watch != NULL)
@@ -169,15 +191,19 @@ sync_watch(struct etcd_sync *s)
 	    sync_watch_cb, s);
 }
 
-/* The keep-alive's read found a change the watch never reported: its
- * member went quiet (stopped, partitioned); watch through the next one. */
+/* The keep-alive's read found a change the watch never reported, and the
+ * watch said nothing since the keep-alive before: its member went quiet
+ * (stopped, partitioned); watch through the next one.  A watch that is
+ * talking is only behind (catching up after this agent was stopped, say)
+ * and is left alone: it catches up, or etcd says it was compacted. */
 static void
 sync_quiet_watch(struct etcd_sync *s)
 {
 	int tick = s->tick_read;
 
 	s->tick_read = 0;
-	if (!tick || s->watch == NULL || s->snap_mod <= s->watch_mod)
+	if (!tick || s->watch == NULL || s->snap_mod <= s->watch_mod ||
+	    s->watch_msgs != s->tick_msgs)
 		return;
 	log_info("etcd: the watch on %s missed revision %" PRId64 "; watching "
 	    "through the next member", s->watch_on, s->snap_mod);
@@ -331,8 +357,11 @@ sync_tick(evutil_socket_t fd, short what, void *arg)
 		return;
 	etcd_lease_keepalive(s->h, s->lease, sync_ka_cb, s);
 	sync_put(s);
-	if (!s->reading)
+	if (!s->reading) {
 		s->tick_read = 1;
+		s->tick_msgs = s->last_msgs;
+	}
+	s->last_msgs = s->watch_msgs;
 	sync_read(s);
 }
 

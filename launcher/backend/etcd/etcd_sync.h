@@ -57,5 +57,7 @@ const char *etcd_sync_local_ip(const struct etcd_sync *);
 void	etcd_sync_free(struct etcd_sync *);
 
 #define ETCD_SYNC_CLOSE_MS	5000
+/* A watch that fails sooner is restarted at the next keep-alive only. */
+#define ETCD_SYNC_WATCH_MIN_MS	1000
 
 #endif /* CGRUN_ETCD_SYNC_H */
