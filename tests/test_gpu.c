@@ -509,6 +509,57 @@ START_TEST(sysfs_present)
 END_TEST
 
 /*
+ * The GPUs listed from sysfs alone (a plan that needs no GPU locality on
+ * the live machine): NVIDIA display/3D functions only, with bus id, model
+ * (device id) and NUMA node (decimal; -1 or missing: unknown); at most
+ * max; an unreadable root is -1.
+ */
+START_TEST(sysfs_scan)
+{
+	char dir[] = "/tmp/test_gpu_sysfs.XXXXXX", cmd[PATH_MAX + 16];
+	struct gpu_info g[4];
+	int n, i, seen = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(gpu_sysfs_scan(dir, g, 4), 0);
+	sysfs_put(dir, "0000:3b:00.1", "vendor", "0x10de\n");	/* HDMI audio */
+	sysfs_put(dir, "0000:3b:00.1", "class", "0x040300\n");
+	sysfs_put(dir, "0000:18:00.0", "vendor", "0x1002\n");	/* AMD GPU */
+	sysfs_put(dir, "0000:18:00.0", "class", "0x030000\n");
+	sysfs_put(dir, "0000:3b:00.0", "vendor", "0x10de\n");	/* H100 */
+	sysfs_put(dir, "0000:3b:00.0", "class", "0x030200\n");
+	sysfs_put(dir, "0000:3b:00.0", "device", "0x2330\n");
+	sysfs_put(dir, "0000:3b:00.0", "numa_node", "12\n");
+	sysfs_put(dir, "0001:c1:00.0", "vendor", "0x10de\n");	/* no node */
+	sysfs_put(dir, "0001:c1:00.0", "class", "0x030000\n");
+	sysfs_put(dir, "0001:c1:00.0", "device", "0x1eb8\n");
+	sysfs_put(dir, "0001:c1:00.0", "numa_node", "-1\n");
+	ck_assert_int_eq(n = gpu_sysfs_scan(dir, g, 4), 2);
+	for (i = 0; i < n; i++) {
+		if (strcmp(g[i].busid, "0000:3b:00.0") == 0) {
+			ck_assert_uint_eq(g[i].model, 0x2330);
+			ck_assert_int_eq(g[i].numa, 12);	/* not 0x12 */
+			ck_assert_uint_eq(g[i].bus, 0x3b);
+			seen |= 1;
+		} else {
+			ck_assert_str_eq(g[i].busid, "0001:c1:00.0");
+			ck_assert_uint_eq(g[i].model, 0x1eb8);
+			ck_assert_int_eq(g[i].numa, -1);
+			ck_assert_uint_eq(g[i].domain, 1);
+			seen |= 2;
+		}
+		ck_assert_int_eq(g[i].cc_major, -1);
+		ck_assert_str_eq(g[i].uuid, "");
+	}
+	ck_assert_int_eq(seen, 3);
+	ck_assert_int_eq(gpu_sysfs_scan(dir, g, 1), 1);		/* max */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(gpu_sysfs_scan(dir, g, 4), -1);	/* unreadable */
+}
+END_TEST
+
+/*
  * The driver's GPU list (/proc/driver/nvidia/gpus/<bus id>/) against the
  * GPUs on the bus: the same set agrees, a container's subset or another
  * GPU does not, no list at all agrees (no driver: NVML cannot answer).
@@ -563,6 +614,7 @@ test_suite(void)
 	tcase_add_test(tc, discover_nvml_order_and_cvd);
 	tcase_add_test(tc, discover_hwloc_fallback);
 	tcase_add_test(tc, sysfs_present);
+	tcase_add_test(tc, sysfs_scan);
 	tcase_add_test(tc, driver_agrees);
 	suite_add_tcase(s, tc);
 	return s;

@@ -359,7 +359,7 @@ gpu_hwloc_scan(hwloc_topology_t topo, struct gpu_info *out, int max)
 		g->bus = o->attr->pcidev.bus;
 		g->dev = o->attr->pcidev.dev;
 		g->func = o->attr->pcidev.func;
-		g->cc_major = g->cc_minor = g->cores = -1;
+		g->cc_major = g->cc_minor = g->cores = g->numa = -1;
 		g->model = o->attr->pcidev.device_id;
 		snprintf(g->busid, sizeof(g->busid), "%04x:%02x:%02x.%x",
 		    g->domain, g->bus, g->dev, g->func);
@@ -368,9 +368,12 @@ gpu_hwloc_scan(hwloc_topology_t topo, struct gpu_info *out, int max)
 	return n;
 }
 
-/* Read a sysfs hex attribute ("0x10de\n") of PCI device dir; -1 if not. */
+/*
+ * Read a sysfs number attribute of PCI device dir in base (16: "0x10de\n",
+ * 10: numa_node's "-1\n"); -2 when it cannot be read or parsed.
+ */
 static long
-gpu_sysfs_attr(int dirfd, const char *dev, const char *attr)
+gpu_sysfs_attr(int dirfd, const char *dev, const char *attr, int base)
 {
 	char path[512], buf[32], *end;
 	ssize_t n;
@@ -380,39 +383,95 @@ gpu_sysfs_attr(int dirfd, const char *dev, const char *attr)
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dev, attr) >=
 	    sizeof(path) || (fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) ==
 	    -1)
-		return -1;
+		return -2;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return -2;
 	buf[n] = '\0';
 	errno = 0;
-	v = strtol(buf, &end, 16);
-	return errno != 0 || end == buf ? -1 : v;
+	v = strtol(buf, &end, base);
+	return errno != 0 || end == buf ? -2 : v;
+}
+
+/* Whether PCI device dir (under dirfd) is an NVIDIA display/3D function. */
+static int
+gpu_sysfs_is_gpu(int dirfd, const char *dev)
+{
+	return gpu_sysfs_attr(dirfd, dev, "vendor", 16) == NVIDIA_VENDOR &&
+	    (gpu_sysfs_attr(dirfd, dev, "class", 16) >> 16) ==
+	    PCI_CLASS_DISPLAY;
+}
+
+/* Fill g from sysfs PCI device dir, named by its bus id; 0 or -1. */
+static int
+gpu_sysfs_info(int dirfd, const char *dev, struct gpu_info *g)
+{
+	long v;
+
+	memset(g, 0, sizeof(*g));
+	if (gpu_busid_parse(dev, &g->domain, &g->bus, &g->dev,
+	    &g->func) == -1)
+		return -1;
+	snprintf(g->busid, sizeof(g->busid), "%04x:%02x:%02x.%x", g->domain,
+	    g->bus, g->dev, g->func);
+	g->cc_major = g->cc_minor = g->cores = -1;
+	v = gpu_sysfs_attr(dirfd, dev, "device", 16);
+	g->model = v >= 0 && v <= 0xffff ? (unsigned)v : 0;
+	v = gpu_sysfs_attr(dirfd, dev, "numa_node", 10);
+	g->numa = v >= 0 && v < 4096 ? (int)v : -1;
+	return 0;
+}
+
+/*
+ * List the NVIDIA display/3D functions under root (normally
+ * "/sys/bus/pci/devices"), in directory order, at most max: count, or -1
+ * when root cannot be read.  A few small reads per device, where hwloc's
+ * PCI discovery costs about 10 ms even on a bus of a few functions.
+ */
+int
+gpu_sysfs_scan(const char *root, struct gpu_info *out, int max)
+{
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(root)) == NULL)
+		return -1;
+	while (n < max && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && gpu_sysfs_is_gpu(dirfd(d),
+		    e->d_name) && gpu_sysfs_info(dirfd(d), e->d_name,
+		    &out[n]) == 0)
+			n++;
+	closedir(d);
+	return n;
 }
 
 /*
  * Whether the PCI bus under sysfs (root: "/sys/bus/pci/devices") has an
- * NVIDIA display/3D function: 1, 0, or -1 when it cannot be read.  A few
- * small reads, against tens of ms for hwloc's PCI discovery.
+ * NVIDIA display/3D function: 1, 0, or -1 when it cannot be read.
  */
 int
 gpu_sysfs_present(const char *root)
 {
-	struct dirent *e;
-	DIR *d;
-	int found = 0;
+	struct gpu_info g;
+	int n = gpu_sysfs_scan(root, &g, 1);
 
-	if ((d = opendir(root)) == NULL)
-		return -1;
-	while (!found && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		found = gpu_sysfs_attr(dirfd(d), e->d_name, "vendor") ==
-		    NVIDIA_VENDOR && (gpu_sysfs_attr(dirfd(d), e->d_name,
-		    "class") >> 16) == PCI_CLASS_DISPLAY;
-	}
-	closedir(d);
+	return n > 0 ? 1 : n;
+}
+
+/*
+ * gpu_sysfs_present for this machine's bus, read once per process (the
+ * topology and GPU discovery both ask; a bus of hundreds of functions
+ * costs hundreds of small reads).
+ */
+int
+gpu_on_bus(void)
+{
+	static int found = -2;
+
+	if (found == -2)
+		found = gpu_sysfs_present("/sys/bus/pci/devices");
 	return found;
 }
 
@@ -448,6 +507,7 @@ gpu_from_nvml(void *arg, const struct nvml_dl_gpu *d, char *err,
 	g->cc_major = d->cc_major;
 	g->cc_minor = d->cc_minor;
 	g->cores = d->cores;
+	g->numa = -1;
 	for (k = 0; k < d->nmig; k++)
 		snprintf(g->mig[k], sizeof(g->mig[k]), "%s", d->mig[k]);
 	g->nmig = d->nmig;
@@ -466,6 +526,29 @@ gpu_nvml_scan(const char *path, struct gpu_info *out, int max, char *err,
 }
 
 /*
+ * The NVIDIA GPUs on the bus into l->gpu, with l->source: hwloc's PCI
+ * devices, or sysfs's when the topology is the live machine's and was
+ * loaded without I/O objects (for a plan that needs no GPU locality).
+ */
+static int
+gpu_bus_scan(struct gpu_list *l, hwloc_topology_t topo)
+{
+	enum hwloc_type_filter_e f = HWLOC_TYPE_FILTER_KEEP_NONE;
+	int n;
+
+	l->source = "hwloc";
+	if (topo == NULL)
+		return 0;
+	if (!hwloc_topology_is_thissystem(topo) ||
+	    hwloc_topology_get_type_filter(topo, HWLOC_OBJ_PCI_DEVICE,
+	    &f) == -1 || f != HWLOC_TYPE_FILTER_KEEP_NONE)
+		return gpu_hwloc_scan(topo, l->gpu, GPU_MAX);
+	l->source = "sysfs";
+	n = gpu_sysfs_scan("/sys/bus/pci/devices", l->gpu, GPU_MAX);
+	return n > 0 ? n : 0;
+}
+
+/*
  * Physical GPUs from NVML (unless sysfs shows no NVIDIA GPU), else hwloc;
  * sets l->source.  Count or -1.
  */
@@ -477,8 +560,7 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 	char why[256];
 	int n;
 
-	if ((lib == NULL || *lib == '\0') &&
-	    gpu_sysfs_present("/sys/bus/pci/devices") == 0) {
+	if ((lib == NULL || *lib == '\0') && gpu_on_bus() == 0) {
 		/* no driver can list a GPU that is not on the bus: skip the
 		 * dlopen search through every library directory */
 		log_debug("gpu discovery nvml=skipped reason=\"no NVIDIA "
@@ -489,6 +571,7 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 		n = gpu_nvml_scan(lib != NULL && *lib != '\0' ? lib :
 		    "libnvidia-ml.so.1", l->gpu, GPU_MAX, why, sizeof(why));
 		if (n >= 0) {
+			log_debug("gpu discovery nvml=loaded gpus=%d", n);
 			l->source = "nvml";
 			return n;
 		}
@@ -498,8 +581,7 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 		}
 		log_debug("gpu discovery nvml=unavailable reason=\"%s\"", why);
 	}
-	l->source = "hwloc";
-	return topo != NULL ? gpu_hwloc_scan(topo, l->gpu, GPU_MAX) : 0;
+	return gpu_bus_scan(l, topo);
 }
 
 /* Whether an entry of CUDA_VISIBLE_DEVICES names a GPU or MIG by UUID. */
@@ -583,8 +665,7 @@ gpu_scan_lean(struct gpu_list *l, hwloc_topology_t topo, const char *cvd,
 
 	if (gpu_cvd_names_uuid(cvd))
 		why = "CUDA_VISIBLE_DEVICES names a UUID";
-	else if ((l->n = topo != NULL ? gpu_hwloc_scan(topo, l->gpu,
-	    GPU_MAX) : 0) > 1 && fastest_first &&
+	else if ((l->n = gpu_bus_scan(l, topo)) > 1 && fastest_first &&
 	    gpu_models_differ(l->gpu, l->n))
 		why = "GPUs of different models in fastest-first order";
 	else if (topo != NULL && hwloc_topology_is_thissystem(topo) &&
@@ -595,8 +676,7 @@ gpu_scan_lean(struct gpu_list *l, hwloc_topology_t topo, const char *cvd,
 		return -1;
 	}
 	log_debug("gpu discovery nvml=skipped reason=\"no GPU binding: "
-	    "hwloc is enough\"");
-	l->source = "hwloc";
+	    "%s is enough\"", l->source);
 	return 0;
 }
 

@@ -101,6 +101,16 @@ plan_opts_check(const struct plan_opts *o, char *err, size_t errlen)
 	return plan_mem_vis(o, &mem, &own, err, errlen);
 }
 
+/* Whether the topology holds PCI devices (hwloc's I/O discovery ran). */
+static int
+plan_has_io(const struct plan *p)
+{
+	enum hwloc_type_filter_e f = HWLOC_TYPE_FILTER_KEEP_NONE;
+
+	return hwloc_topology_get_type_filter(p->topo, HWLOC_OBJ_PCI_DEVICE,
+	    &f) == 0 && f != HWLOC_TYPE_FILTER_KEEP_NONE;
+}
+
 /* Assign rank r its GPU: cuda:(r % ngpu) of the visible list. */
 static void
 plan_assign_gpu(struct plan *p, const struct gpu_list *l, int r)
@@ -118,6 +128,9 @@ plan_assign_gpu(struct plan *p, const struct gpu_list *l, int r)
 	snprintf(rp->busid, sizeof(rp->busid), "%s", g->busid);
 	snprintf(rp->uuid, sizeof(rp->uuid), "%s", g->uuid);
 	snprintf(rp->token, sizeof(rp->token), "%s", v->token);
+	rp->numa = g->numa;
+	if (!plan_has_io(p))
+		return;			/* no locality asked: sysfs's NUMA node */
 	rp->pci = hwloc_get_pcidev_by_busid(p->topo, g->domain, g->bus,
 	    g->dev, g->func);
 	if (rp->pci == NULL)
@@ -187,7 +200,7 @@ plan_without_gpus(struct plan *p, int mode, struct gpu_list **l, char *err,
 			    "cores or numa places ranks without GPUs");
 		return -1;
 	}
-	if (p->topo == NULL && (p->topo = topology_load(err,
+	if (p->topo == NULL && (p->topo = topology_load(0, err,
 	    errlen)) == NULL)
 		return -1;
 	log_warnx("placement: %s; ranks get no GPU", err);
@@ -200,15 +213,20 @@ plan_without_gpus(struct plan *p, int mode, struct gpu_list **l, char *err,
 }
 
 /*
- * What GPU discovery may skip: a binding that needs no GPU locality
+ * What GPU discovery may skip: a binding that needs no GPU
  * (--cpu-bind=none, numa, cores) needs nothing that only NVML knows
- * beyond what gpu_discover checks itself.
+ * beyond what gpu_discover checks itself; none and cores place no rank
+ * near its GPU (none reports its NUMA node, which sysfs knows), so the
+ * live machine's PCI devices need not be in the topology either.
  */
 static int
 plan_discovery_flags(int mode)
 {
+	if (mode == BIND_NONE || mode == BIND_CORES)
+		return GPU_NO_NVML | GPU_NO_LOCALITY;
 	return mode != -1 && !plan_modes[mode].needs_gpu ? GPU_NO_NVML : 0;
 }
+
 
 /* Build the plan. */
 struct plan *

@@ -43,6 +43,12 @@ plan_cpus_gpu_nodes(const struct plan *p, const struct rank_plan *rp,
 	unsigned n = 0, i, f;
 
 	hwloc_bitmap_zero(set);
+	if (rp->pci == NULL && rp->numa >= 0 &&
+	    hwloc_bitmap_isset(hwloc_topology_get_topology_nodeset(p->topo),
+	    (unsigned)rp->numa)) {	/* no I/O objects: sysfs's node */
+		hwloc_bitmap_set(set, (unsigned)rp->numa);
+		return;
+	}
 	loc.type = HWLOC_LOCATION_TYPE_OBJECT;
 	loc.location.object = plan_cpus_gpu_ancestor(p, rp);
 	for (f = 0; f < 3 && n == 0; f++) {

@@ -17,13 +17,13 @@
 /*
  * Whether the topology needs I/O objects: always for a topology that is not
  * this machine's live one (HWLOC_XMLFILE fixtures and the like, or hwloc's
- * components chosen by the user), else only when sysfs shows an NVIDIA GPU
- * (or cannot be read) and CUDA_VISIBLE_DEVICES does not hide them all.
- * hwloc's PCI discovery costs tens of ms; GPUs found through NVML are in
- * sysfs too.
+ * components chosen by the user), else only when the caller places ranks
+ * near GPUs (locality), sysfs shows an NVIDIA GPU (or cannot be read) and
+ * CUDA_VISIBLE_DEVICES does not hide them all.  hwloc's PCI discovery
+ * costs 10 ms or more; GPUs found through NVML are in sysfs too.
  */
 static int
-topology_need_io(void)
+topology_need_io(int locality)
 {
 	static const char *const vars[] = { "HWLOC_XMLFILE", "HWLOC_SYNTHETIC",
 	    "HWLOC_FSROOT", "HWLOC_COMPONENTS", "HWLOC_THISSYSTEM" };
@@ -33,9 +33,11 @@ topology_need_io(void)
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if (getenv(vars[i]) != NULL)
 			return 1;
+	if (!locality)
+		return 0;		/* bus ids and NUMA nodes: from sysfs */
 	if (cvd != NULL && *cvd == '\0')
 		return 0;		/* CUDA shows no GPU: none to place near */
-	return gpu_sysfs_present("/sys/bus/pci/devices") != 0;
+	return gpu_on_bus() != 0;
 }
 
 /*
@@ -90,10 +92,10 @@ topology_components(hwloc_topology_t topo, int io)
  * when there may be GPUs to place ranks near (topology_need_io).
  */
 hwloc_topology_t
-topology_load(char *err, size_t errlen)
+topology_load(int locality, char *err, size_t errlen)
 {
 	hwloc_topology_t topo;
-	int io = topology_need_io();
+	int io = topology_need_io(locality);
 
 	if (topology_init(&topo, io) == -1) {
 		snprintf(err, errlen, "hwloc_topology_init: %s",
