@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "gpu_driver.h"
 #include "helper_gpu.h"
 #include "helper_main.h"
 
@@ -590,6 +591,56 @@ START_TEST(driver_agrees)
 }
 END_TEST
 
+/*
+ * UUIDs from the driver's information files instead of NVML: the "GPU
+ * UUID:" line, trimmed; none, the driver's "?" placeholders (GPU not yet
+ * initialised), other text or too little room is -1; a GPU's file is
+ * found by its bus id.
+ */
+START_TEST(driver_uuids)
+{
+	static const char info[] = "Model:           NVIDIA H100 80GB HBM3\n"
+	    "IRQ:             10\n"
+	    "GPU UUID:        GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b  \n"
+	    "Bus Location:    0000:62:00.0\n";
+	static const char *const bad[] = { "Model: H100\n",
+	    "GPU UUID:  GPU-?\?\?\?\?\?\?\?-?\?\?\?-?\?\?\?-?\?\?\?-"
+	    "?\?\?\?\?\?\?\?\?\?\?\?\n",
+	    "GPU UUID:  MIG-9221d5d1\n", "GPU UUID:  GPU-\n",
+	    "GPU UUID:  GPU-12 34\n", " GPU UUID:  GPU-1234\n" };
+	char dir[] = "/tmp/test_gpu_driver.XXXXXX", cmd[PATH_MAX + 16];
+	char uuid[GPU_UUID_MAX];
+	size_t i;
+
+	ck_assert_int_eq(gpu_driver_uuid_parse(info, strlen(info), uuid,
+	    sizeof(uuid)), 0);
+	ck_assert_str_eq(uuid, "GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b");
+	ck_assert_int_eq(gpu_driver_uuid_parse(info, strlen(info), uuid,
+	    40), -1);					/* 40 bytes + NUL */
+	ck_assert_int_eq(gpu_driver_uuid_parse(info, strlen(info), uuid,
+	    41), 0);
+	ck_assert_int_eq(gpu_driver_uuid_parse("GPU UUID:\tGPU-0a1b",
+	    strlen("GPU UUID:\tGPU-0a1b"), uuid, sizeof(uuid)), 0);
+							/* no newline */
+	ck_assert_str_eq(uuid, "GPU-0a1b");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(gpu_driver_uuid_parse(bad[i], strlen(bad[i]),
+		    uuid, sizeof(uuid)) == -1, "accepted %s", bad[i]);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	sysfs_put(dir, "0000:62:00.0", "information", info);
+	sysfs_put(dir, "0001:c1:00.0", "information", bad[1]);
+	ck_assert_int_eq(gpu_driver_uuid(dir, "0000:62:00.0", uuid,
+	    sizeof(uuid)), 0);
+	ck_assert_str_eq(uuid, "GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b");
+	ck_assert_int_eq(gpu_driver_uuid(dir, "0001:c1:00.0", uuid,
+	    sizeof(uuid)), -1);				/* placeholder */
+	ck_assert_int_eq(gpu_driver_uuid(dir, "0000:63:00.0", uuid,
+	    sizeof(uuid)), -1);				/* no such GPU */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -616,6 +667,7 @@ test_suite(void)
 	tcase_add_test(tc, sysfs_present);
 	tcase_add_test(tc, sysfs_scan);
 	tcase_add_test(tc, driver_agrees);
+	tcase_add_test(tc, driver_uuids);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "gpu_driver.h"
 #include "log.h"
 #include "nvml_dl.h"
 
@@ -652,14 +653,37 @@ gpu_driver_agrees(const char *root, const struct gpu_info *g, int n)
 }
 
 /*
- * The physical GPUs from hwloc alone, for a caller that needs no NVML
- * (GPU_NO_NVML): 0, or -1 when only NVML can answer: a UUID in
- * CUDA_VISIBLE_DEVICES, models that fastest-first order could reorder, or
- * a driver that shows this process other GPUs than the PCI bus has.
+ * Why the GPUs' UUIDs cannot come from the driver's information files
+ * (only for this machine's topology, and not when a library was named),
+ * or NULL when they did.
+ */
+static const char *
+gpu_lean_uuids(struct gpu_list *l, hwloc_topology_t topo)
+{
+	const char *lib = getenv("CGRUN_NVML_LIBRARY");
+	int i;
+
+	if (lib != NULL && *lib != '\0' && strcmp(lib, "none") != 0)
+		return "CGRUN_NVML_LIBRARY names a library";
+	if (topo == NULL || !hwloc_topology_is_thissystem(topo))
+		return "UUIDs of a topology that is not this machine's";
+	for (i = 0; i < l->n; i++)
+		if (gpu_driver_uuid("/proc/driver/nvidia/gpus", l->gpu[i].busid,
+		    l->gpu[i].uuid, sizeof(l->gpu[i].uuid)) == -1)
+			return "a GPU UUID is not in /proc/driver/nvidia/gpus";
+	return NULL;
+}
+
+/*
+ * The physical GPUs without NVML: 0, or -1 when only NVML can answer: a
+ * UUID in CUDA_VISIBLE_DEVICES, models that fastest-first order could
+ * reorder, a driver that shows this process other GPUs than the PCI bus
+ * has, or (uuids: the caller reports them) UUIDs the driver's files do not
+ * give (gpu_lean_uuids).
  */
 static int
 gpu_scan_lean(struct gpu_list *l, hwloc_topology_t topo, const char *cvd,
-    int fastest_first)
+    int fastest_first, int uuids)
 {
 	const char *why = NULL;
 
@@ -671,12 +695,14 @@ gpu_scan_lean(struct gpu_list *l, hwloc_topology_t topo, const char *cvd,
 	else if (topo != NULL && hwloc_topology_is_thissystem(topo) &&
 	    !gpu_driver_agrees("/proc/driver/nvidia/gpus", l->gpu, l->n))
 		why = "the driver lists other GPUs than the PCI bus";
+	else if (uuids)
+		why = gpu_lean_uuids(l, topo);
 	if (why != NULL) {
 		log_debug("gpu discovery nvml=needed reason=\"%s\"", why);
 		return -1;
 	}
-	log_debug("gpu discovery nvml=skipped reason=\"no GPU binding: "
-	    "%s is enough\"", l->source);
+	log_debug("gpu discovery nvml=skipped reason=\"%s is enough%s\"",
+	    l->source, uuids ? ", UUIDs from the driver" : "");
 	return 0;
 }
 
@@ -703,9 +729,8 @@ gpu_discover(hwloc_topology_t topo, int flags, char *err, size_t errlen)
 		l->source = "none";
 		return l;
 	}
-	if ((!(flags & GPU_NO_NVML) ||
-	    gpu_scan_lean(l, topo, cvd, fastest) == -1) &&
-	    (l->n = gpu_scan(l, topo, err, errlen)) == -1) {
+	if (gpu_scan_lean(l, topo, cvd, fastest, !(flags & GPU_NO_NVML)) ==
+	    -1 && (l->n = gpu_scan(l, topo, err, errlen)) == -1) {
 		gpu_list_free(l);
 		return NULL;
 	}
