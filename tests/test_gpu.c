@@ -511,14 +511,16 @@ END_TEST
 
 /*
  * The GPUs listed from sysfs alone (a plan that needs no GPU locality on
- * the live machine): NVIDIA display/3D functions only, with bus id, model
- * (device id) and NUMA node (decimal; -1 or missing: unknown); at most
- * max; an unreadable root is -1.
+ * the live machine): NVIDIA display/3D functions only, with bus id and
+ * model (device id); at most max; an unreadable root is -1.  Their
+ * locality: local_cpulist as a cpuset, -1 when missing.
  */
 START_TEST(sysfs_scan)
 {
 	char dir[] = "/tmp/test_gpu_sysfs.XXXXXX", cmd[PATH_MAX + 16];
 	struct gpu_info g[4];
+	hwloc_bitmap_t set;
+	char list[64];
 	int n, i, seen = 0;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -530,22 +532,19 @@ START_TEST(sysfs_scan)
 	sysfs_put(dir, "0000:3b:00.0", "vendor", "0x10de\n");	/* H100 */
 	sysfs_put(dir, "0000:3b:00.0", "class", "0x030200\n");
 	sysfs_put(dir, "0000:3b:00.0", "device", "0x2330\n");
-	sysfs_put(dir, "0000:3b:00.0", "numa_node", "12\n");
+	sysfs_put(dir, "0000:3b:00.0", "local_cpulist", "0-11,48-59\n");
 	sysfs_put(dir, "0001:c1:00.0", "vendor", "0x10de\n");	/* no node */
 	sysfs_put(dir, "0001:c1:00.0", "class", "0x030000\n");
 	sysfs_put(dir, "0001:c1:00.0", "device", "0x1eb8\n");
-	sysfs_put(dir, "0001:c1:00.0", "numa_node", "-1\n");
 	ck_assert_int_eq(n = gpu_sysfs_scan(dir, g, 4), 2);
 	for (i = 0; i < n; i++) {
 		if (strcmp(g[i].busid, "0000:3b:00.0") == 0) {
 			ck_assert_uint_eq(g[i].model, 0x2330);
-			ck_assert_int_eq(g[i].numa, 12);	/* not 0x12 */
 			ck_assert_uint_eq(g[i].bus, 0x3b);
 			seen |= 1;
 		} else {
 			ck_assert_str_eq(g[i].busid, "0001:c1:00.0");
 			ck_assert_uint_eq(g[i].model, 0x1eb8);
-			ck_assert_int_eq(g[i].numa, -1);
 			ck_assert_uint_eq(g[i].domain, 1);
 			seen |= 2;
 		}
@@ -554,6 +553,17 @@ START_TEST(sysfs_scan)
 	}
 	ck_assert_int_eq(seen, 3);
 	ck_assert_int_eq(gpu_sysfs_scan(dir, g, 1), 1);		/* max */
+	ck_assert_ptr_nonnull(set = hwloc_bitmap_alloc());
+	ck_assert_int_eq(gpu_sysfs_local_cpus(dir, "0000:3b:00.0", set), 0);
+	ck_assert_int_gt(hwloc_bitmap_list_snprintf(list, sizeof(list), set),
+	    0);
+	ck_assert_str_eq(list, "0-11,48-59");
+	ck_assert_int_eq(gpu_sysfs_local_cpus(dir, "0001:c1:00.0", set), -1);
+	sysfs_put(dir, "0001:c1:00.0", "local_cpulist", "\n");
+	ck_assert_int_eq(gpu_sysfs_local_cpus(dir, "0001:c1:00.0", set), -1);
+	sysfs_put(dir, "0001:c1:00.0", "local_cpulist", "x-y\n");
+	ck_assert_int_eq(gpu_sysfs_local_cpus(dir, "0001:c1:00.0", set), -1);
+	hwloc_bitmap_free(set);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(gpu_sysfs_scan(dir, g, 4), -1);	/* unreadable */
@@ -588,6 +598,48 @@ START_TEST(driver_agrees)
 	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(gpu_driver_agrees(dir, gi, n), 1);	/* no driver */
 	unsetenv("FAKE_NVML_GPUS");
+}
+END_TEST
+
+/*
+ * On the machine itself GPU locality comes from sysfs instead of hwloc's
+ * PCI discovery: for every PCI device hwloc finds on this machine, the
+ * CPUs of its non-I/O ancestor (where hwloc attached it) are its
+ * local_cpulist within the topology's CPUs.  (On a GPU host run
+ * bench/gpu_host.sh, which compares whole plans both ways.)
+ */
+START_TEST(sysfs_locality_is_hwlocs)
+{
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	hwloc_obj_t o = NULL, a;
+	hwloc_topology_t t;
+	char busid[GPU_BUSID_MAX], l1[256], l2[256];
+	int n = 0;
+
+	ck_assert_int_eq(hwloc_topology_init(&t), 0);
+	hwloc_topology_set_type_filter(t, HWLOC_OBJ_PCI_DEVICE,
+	    HWLOC_TYPE_FILTER_KEEP_ALL);
+	ck_assert_int_eq(hwloc_topology_load(t), 0);
+	while ((o = hwloc_get_next_pcidev(t, o)) != NULL) {
+		snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%x",
+		    o->attr->pcidev.domain, o->attr->pcidev.bus,
+		    o->attr->pcidev.dev, o->attr->pcidev.func);
+		ck_assert_ptr_nonnull(a = hwloc_get_non_io_ancestor_obj(t, o));
+		ck_assert_msg(gpu_sysfs_local_cpus("/sys/bus/pci/devices",
+		    busid, set) == 0, "%s: no local_cpulist", busid);
+		hwloc_bitmap_and(set, set,
+		    hwloc_topology_get_topology_cpuset(t));
+		hwloc_bitmap_list_snprintf(l1, sizeof(l1), set);
+		hwloc_bitmap_list_snprintf(l2, sizeof(l2), a->cpuset);
+		ck_assert_msg(hwloc_bitmap_isequal(set, a->cpuset),
+		    "%s: sysfs %s, hwloc %s", busid, l1, l2);
+		n++;
+	}
+	hwloc_topology_destroy(t);
+	hwloc_bitmap_free(set);
+	if (n == 0)
+		fprintf(stderr, "sysfs_locality_is_hwlocs: no PCI device "
+		    "here; nothing compared\n");
 }
 END_TEST
 
@@ -666,6 +718,7 @@ test_suite(void)
 	tcase_add_test(tc, discover_hwloc_fallback);
 	tcase_add_test(tc, sysfs_present);
 	tcase_add_test(tc, sysfs_scan);
+	tcase_add_test(tc, sysfs_locality_is_hwlocs);
 	tcase_add_test(tc, driver_agrees);
 	tcase_add_test(tc, driver_uuids);
 	suite_add_tcase(s, tc);

@@ -75,8 +75,7 @@ discovery_take(hwloc_topology_t *topo, struct gpu_list **l, int flags,
 	discovery_forget();
 	free(key);
 	*l = NULL;
-	if ((*topo = topology_load(!(flags & GPU_NO_LOCALITY), err,
-	    errlen)) == NULL)
+	if ((*topo = topology_load(err, errlen)) == NULL)
 		return -1;
 	if ((*l = gpu_discover(*topo, flags, err, errlen)) == NULL) {
 		hwloc_topology_destroy(*topo);

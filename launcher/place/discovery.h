@@ -15,8 +15,7 @@ struct gpu_list;
  * The topology and the GPUs workers will see: the kept ones when the
  * variables that shape them (HWLOC_XMLFILE, CGRUN_NVML_LIBRARY,
  * CUDA_VISIBLE_DEVICES, ...) are unchanged, else discovered now with
- * gpu_discover's flags (GPU_NO_NVML; GPU_NO_LOCALITY also loads the live
- * machine's topology without PCI devices).  The caller owns both.  0, or -1
+ * gpu_discover's flags (GPU_NO_NVML).  The caller owns both.  0, or -1
  * with err set.
  */
 int	discovery_take(hwloc_topology_t *, struct gpu_list **, int flags,

@@ -19,6 +19,7 @@
 
 #define NVIDIA_VENDOR	0x10de
 #define PCI_CLASS_DISPLAY 0x03	/* 0300 VGA, 0302 3D controller, 0380 other */
+#define GPU_CPULIST_MAX	4096	/* bytes of a local_cpulist read */
 
 /* Parse n hex digits (1..max) at *sp into *v, advancing *sp; 0 or -1. */
 static int
@@ -360,7 +361,7 @@ gpu_hwloc_scan(hwloc_topology_t topo, struct gpu_info *out, int max)
 		g->bus = o->attr->pcidev.bus;
 		g->dev = o->attr->pcidev.dev;
 		g->func = o->attr->pcidev.func;
-		g->cc_major = g->cc_minor = g->cores = g->numa = -1;
+		g->cc_major = g->cc_minor = g->cores = -1;
 		g->model = o->attr->pcidev.device_id;
 		snprintf(g->busid, sizeof(g->busid), "%04x:%02x:%02x.%x",
 		    g->domain, g->bus, g->dev, g->func);
@@ -370,11 +371,11 @@ gpu_hwloc_scan(hwloc_topology_t topo, struct gpu_info *out, int max)
 }
 
 /*
- * Read a sysfs number attribute of PCI device dir in base (16: "0x10de\n",
- * 10: numa_node's "-1\n"); -2 when it cannot be read or parsed.
+ * Read a sysfs hex attribute ("0x10de\n") of PCI device dir; -2 when it
+ * cannot be read or parsed.
  */
 static long
-gpu_sysfs_attr(int dirfd, const char *dev, const char *attr, int base)
+gpu_sysfs_attr(int dirfd, const char *dev, const char *attr)
 {
 	char path[512], buf[32], *end;
 	ssize_t n;
@@ -391,7 +392,7 @@ gpu_sysfs_attr(int dirfd, const char *dev, const char *attr, int base)
 		return -2;
 	buf[n] = '\0';
 	errno = 0;
-	v = strtol(buf, &end, base);
+	v = strtol(buf, &end, 16);
 	return errno != 0 || end == buf ? -2 : v;
 }
 
@@ -399,8 +400,8 @@ gpu_sysfs_attr(int dirfd, const char *dev, const char *attr, int base)
 static int
 gpu_sysfs_is_gpu(int dirfd, const char *dev)
 {
-	return gpu_sysfs_attr(dirfd, dev, "vendor", 16) == NVIDIA_VENDOR &&
-	    (gpu_sysfs_attr(dirfd, dev, "class", 16) >> 16) ==
+	return gpu_sysfs_attr(dirfd, dev, "vendor") == NVIDIA_VENDOR &&
+	    (gpu_sysfs_attr(dirfd, dev, "class") >> 16) ==
 	    PCI_CLASS_DISPLAY;
 }
 
@@ -417,11 +418,30 @@ gpu_sysfs_info(int dirfd, const char *dev, struct gpu_info *g)
 	snprintf(g->busid, sizeof(g->busid), "%04x:%02x:%02x.%x", g->domain,
 	    g->bus, g->dev, g->func);
 	g->cc_major = g->cc_minor = g->cores = -1;
-	v = gpu_sysfs_attr(dirfd, dev, "device", 16);
+	v = gpu_sysfs_attr(dirfd, dev, "device");
 	g->model = v >= 0 && v <= 0xffff ? (unsigned)v : 0;
-	v = gpu_sysfs_attr(dirfd, dev, "numa_node", 10);
-	g->numa = v >= 0 && v < 4096 ? (int)v : -1;
 	return 0;
+}
+
+/* The CPUs near PCI device busid (its local_cpulist) into set. */
+int
+gpu_sysfs_local_cpus(const char *root, const char *busid, hwloc_bitmap_t set)
+{
+	char path[512], buf[GPU_CPULIST_MAX];
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/local_cpulist", root,
+	    busid) >= sizeof(path) || (fd = open(path, O_RDONLY |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || n == (ssize_t)sizeof(buf) - 1)
+		return -1;		/* empty, or longer than cgrun reads */
+	buf[n] = '\0';
+	return hwloc_bitmap_list_sscanf(set, buf) == 0 &&
+	    !hwloc_bitmap_iszero(set) ? 0 : -1;
 }
 
 /*
@@ -508,7 +528,6 @@ gpu_from_nvml(void *arg, const struct nvml_dl_gpu *d, char *err,
 	g->cc_major = d->cc_major;
 	g->cc_minor = d->cc_minor;
 	g->cores = d->cores;
-	g->numa = -1;
 	for (k = 0; k < d->nmig; k++)
 		snprintf(g->mig[k], sizeof(g->mig[k]), "%s", d->mig[k]);
 	g->nmig = d->nmig;
@@ -529,7 +548,7 @@ gpu_nvml_scan(const char *path, struct gpu_info *out, int max, char *err,
 /*
  * The NVIDIA GPUs on the bus into l->gpu, with l->source: hwloc's PCI
  * devices, or sysfs's when the topology is the live machine's and was
- * loaded without I/O objects (for a plan that needs no GPU locality).
+ * loaded without I/O objects (topology.c: always on the machine itself).
  */
 static int
 gpu_bus_scan(struct gpu_list *l, hwloc_topology_t topo)

@@ -30,7 +30,6 @@ struct gpu_info {
 	int		cc_major, cc_minor;	/* compute capability; -1: unknown */
 	int		cores;			/* CUDA cores; -1: unknown */
 	unsigned	model;			/* PCI device id (hwloc); 0: unknown */
-	int		numa;			/* NUMA node (sysfs only); -1: unknown */
 	int		nmig;
 	char		mig[GPU_MIG_MAX][GPU_UUID_MAX];
 };
@@ -75,10 +74,18 @@ int	gpu_hwloc_scan(hwloc_topology_t, struct gpu_info *out, int max);
 
 /*
  * Fill out[] (at most max) with the NVIDIA display/3D functions sysfs
- * (root, normally "/sys/bus/pci/devices") lists, with bus id, model and
- * NUMA node; -1 when root cannot be read.
+ * (root, normally "/sys/bus/pci/devices") lists, with bus id and model;
+ * -1 when root cannot be read.
  */
 int	gpu_sysfs_scan(const char *root, struct gpu_info *out, int max);
+
+/*
+ * The CPUs near the PCI device busid as the kernel gives them
+ * (root/busid/local_cpulist, the file hwloc's PCI discovery reads to
+ * attach the device) into set: 0, or -1 when it cannot be read.
+ */
+int	gpu_sysfs_local_cpus(const char *root, const char *busid,
+	    hwloc_bitmap_t set);
 
 /*
  * Whether sysfs (root, normally "/sys/bus/pci/devices") lists an NVIDIA
@@ -111,13 +118,6 @@ int	gpu_nvml_scan(const char *path, struct gpu_info *out, int max,
  * driver lists other GPUs than the PCI bus (a container given some GPUs).
  */
 #define GPU_NO_NVML	0x1
-/*
- * GPU_NO_LOCALITY: the caller places no rank near its GPU (at most it
- * reports the GPU's NUMA node), so the live machine's topology is loaded
- * without hwloc's PCI discovery and the GPUs come from sysfs
- * (discovery_take).
- */
-#define GPU_NO_LOCALITY	0x2
 
 /*
  * Everything above: NVML (CGRUN_NVML_LIBRARY, default libnvidia-ml.so.1;

@@ -10,10 +10,10 @@
 
 /*
  * The machine's topology, or the one HWLOC_XMLFILE names (tests), with
- * PCI devices kept when the topology is not the live machine's, or when
- * locality (the caller places ranks near their GPUs) is set and sysfs
- * shows an NVIDIA GPU.  NULL with err set when it cannot be loaded.
+ * PCI devices kept only when the topology is not the live machine's (on
+ * the machine itself sysfs gives GPUs and their locality: gpu.c).  NULL
+ * with err set when it cannot be loaded.
  */
-hwloc_topology_t topology_load(int locality, char *err, size_t errlen);
+hwloc_topology_t topology_load(char *err, size_t errlen);
 
 #endif /* CGRUN_TOPOLOGY_H */
