@@ -482,9 +482,8 @@ gpu_sysfs_present(const char *root)
 }
 
 /*
- * gpu_sysfs_present for this machine's bus, read once per process (the
- * topology and GPU discovery both ask; a bus of hundreds of functions
- * costs hundreds of small reads).
+ * gpu_sysfs_present for this machine's bus, read once per process (a bus
+ * of hundreds of functions costs hundreds of small reads).
  */
 int
 gpu_on_bus(void)
