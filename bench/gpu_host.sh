@@ -121,12 +121,13 @@ probe() {
 	src=$(sed -n 's/.*gpu_source=\([a-z]*\).*/\1/p' "$T/log.$name" | head -n 1)
 	io=$(sed -n 's/.*placement topology io=\([01]\).*/\1/p' "$T/log.$name" | head -n 1)
 	why=$(sed -n 's/.*gpu discovery nvml=\([a-z]*\).*/\1/p' "$T/log.$name" | tr '\n' ',' | sed 's/,$//')
+	need=$(sed -n 's/.*gpu discovery nvml=needed reason="\([^"]*\)".*/\1/p' "$T/log.$name" | head -n 1)
 	case $src in
-	nvml) nv=yes ;;
+	nvml) nv="yes${need:+, needed: $need}" ;;
 	*) case $why in *unavailable*) nv="tried, failed" ;; *) nv=no ;; esac ;;
 	esac
 	[ -n "$src" ] && [ -n "$io" ] || die "case $name: no placement lines in cgrun -v's log (see $T/log.$name)"
-	echo "$src|$io|$nv (${why:-loaded})" > "$T/probe.$name"
+	echo "$src|$io|$nv ($why)" > "$T/probe.$name"
 }
 
 # timed NAME ENV ARGS...: launch_timer's summary line into $T/launch.NAME.
@@ -202,7 +203,11 @@ mkdir -p "$(dirname "$OUT")"
 		echo "It cannot show: the real NVML's initialisation (tens of ms and megabytes on a real driver),"
 		echo "hwloc's PCI discovery of a real GPU host's bus (hundreds of functions; here a capture is"
 		echo "parsed instead), cgrun's sysfs checks of the real bus (this VM has no NVIDIA device, so they"
-		echo "find none). Run \`make bench-gpu-host\` on a GPU host for the real figures."
+		echo "find none). On a real host, the default binding and --nproc-per-node=gpu read UUIDs from"
+		echo "/proc/driver/nvidia/gpus instead of loading NVML, and no case runs hwloc's PCI discovery"
+		echo "(GPUs and their CPUs from sysfs): with a capture, as here, cgrun keeps both (the capture is"
+		echo "not this machine), so the rows below still show NVML and hwloc I/O for those cases."
+		echo "Run \`make bench-gpu-host\` on a GPU host for the real figures."
 	else
 		echo "# GPU host launch costs"
 	fi
