@@ -1,5 +1,6 @@
 /*
- * gpu.c: GPU discovery (NVML, else hwloc PCI devices), CUDA's device order
+ * gpu.c: GPU discovery (the PCI bus from sysfs or hwloc, NVML where only it
+ * can answer), CUDA's device order
  * and CUDA_VISIBLE_DEVICES, so that local rank k and cuda:k agree.
  */
 #include <ctype.h>

@@ -1,8 +1,10 @@
 /*
  * gpu.h: which GPUs a worker will see, in the order CUDA numbers them.
  *
- * Discovery asks NVML (nvml_dl.c: libnvidia-ml.so.1 loaded with dlopen,
- * never linked), else hwloc's PCI devices (vendor 0x10de, class display/3D).  The
+ * Discovery reads the PCI bus (sysfs on the machine itself, hwloc's PCI
+ * devices in a capture: vendor 0x10de, class display/3D) and the driver's
+ * /proc files (gpu_driver.c), and asks NVML (nvml_dl.c: libnvidia-ml.so.1
+ * loaded with dlopen, never linked) only where they cannot answer.  The
  * physical list is put in CUDA's order (CUDA_DEVICE_ORDER=PCI_BUS_ID: bus
  * id; default FASTEST_FIRST: compute capability then core count, highest
  * first, ties in bus-id order), then CUDA_VISIBLE_DEVICES selects and
@@ -111,17 +113,21 @@ int	gpu_nvml_scan(const char *path, struct gpu_info *out, int max,
 	    char *err, size_t errlen);
 
 /*
- * gpu_discover's flags.  GPU_NO_NVML: the caller needs no more than hwloc
- * knows (bus ids and locality: no GPU binding), so NVML is loaded only
- * where hwloc cannot answer: CUDA_VISIBLE_DEVICES names UUIDs, GPUs of
- * different models that CUDA's fastest-first order could reorder, or the
- * driver lists other GPUs than the PCI bus (a container given some GPUs).
+ * gpu_discover's flags.  GPU_NO_NVML: the caller reports no GPU UUIDs (no
+ * GPU binding).  Either way NVML is loaded only where the bus (sysfs or
+ * hwloc) cannot answer: CUDA_VISIBLE_DEVICES names UUIDs, GPUs of
+ * different models that CUDA's fastest-first order could reorder, the
+ * driver lists other GPUs than the PCI bus (a container given some GPUs),
+ * or, without GPU_NO_NVML, a UUID the driver's /proc files do not give
+ * (gpu_driver.c; always for a capture or a named CGRUN_NVML_LIBRARY).
  */
 #define GPU_NO_NVML	0x1
 
 /*
- * Everything above: NVML (CGRUN_NVML_LIBRARY, default libnvidia-ml.so.1;
- * "none" skips it) else hwloc (topo may be NULL: no fallback), CUDA order,
+ * Everything above: the bus (sysfs on the machine itself, else hwloc's PCI
+ * devices) unless only NVML can answer, then NVML (CGRUN_NVML_LIBRARY,
+ * default libnvidia-ml.so.1; "none" skips it) else hwloc (topo may be
+ * NULL: no fallback), CUDA order,
  * CUDA_VISIBLE_DEVICES.  An empty CUDA_VISIBLE_DEVICES means no GPU and
  * nothing is asked (source "none").  NULL with err set on error.
  */

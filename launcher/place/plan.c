@@ -255,7 +255,6 @@ plan_discovery_flags(int mode)
 	return mode != -1 && !plan_modes[mode].needs_gpu ? GPU_NO_NVML : 0;
 }
 
-
 /* Build the plan. */
 struct plan *
 plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
