@@ -1,7 +1,7 @@
 /*
  * gpu.c: GPU discovery (the PCI bus from sysfs or hwloc, NVML where only it
- * can answer), CUDA's device order
- * and CUDA_VISIBLE_DEVICES, so that local rank k and cuda:k agree.
+ * can answer), CUDA's device order and CUDA_VISIBLE_DEVICES, so that local
+ * rank k and cuda:k agree.
  */
 #include <ctype.h>
 #include <dirent.h>
