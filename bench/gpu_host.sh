@@ -79,6 +79,7 @@ if [ $SIM = 1 ]; then
 	CPUENV="HWLOC_XMLFILE=$CPU_XML"
 	gpus="(simulated) 8 x Tesla T4 of tests/topologies/g4dn-2socket-8gpu.xml, fake NVML $BUILD/tests/fake_nvml"
 	driver="none (fake NVML)"
+	want_gpus=8
 else
 	command -v nvidia-smi >/dev/null 2>&1 || die "nvidia-smi not found: not a GPU host (or use --simulate)"
 	gpus=$(nvidia-smi -L 2>&1) || die "nvidia-smi -L: $gpus"
@@ -87,6 +88,7 @@ else
 	nvidia_on_bus || die "no NVIDIA display/3D device in /sys/bus/pci/devices"
 	[ -z "${CUDA_VISIBLE_DEVICES+x}" ] || die "unset CUDA_VISIBLE_DEVICES first (the cases set it themselves)"
 	GPUENV= CPUENV=
+	want_gpus=$(echo "$gpus" | grep -c '^GPU ')
 fi
 unset LOGLEVEL HWLOC_XMLFILE CGRUN_NVML_LIBRARY HWLOC_THISSYSTEM
 start=$(date +%s)
@@ -127,6 +129,9 @@ probe() {
 	*) case $why in *unavailable*) nv="tried, failed" ;; *) nv=no ;; esac ;;
 	esac
 	[ -n "$src" ] && [ -n "$io" ] || die "case $name: no placement lines in cgrun -v's log (see $T/log.$name)"
+	ngpu=$(sed -n 's/.*placement nproc=[0-9]* gpus=\([0-9]*\) .*/\1/p' "$T/log.$name" | head -n 1)
+	[ "$name" != default ] || [ "$ngpu" = "$want_gpus" ] ||
+		die "case default: cgrun found ${ngpu:-?} GPUs, $want_gpus expected ($(echo "$gpus" | head -n 1) ...)"
 	echo "$src|$io|$nv ($why)" > "$T/probe.$name"
 }
 
@@ -234,7 +239,7 @@ mkdir -p "$(dirname "$OUT")"
 		f=$T/launch.$name
 		IFS='|' read -r src io nv < "$T/probe.$name"
 		printf '| %s | `%s` | `%s` | %s (%s–%s) | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$name" \
-			"$(envof "$spec" | sed "s|$TOP/||g; s/^ *//; s/ *$//")" "$args" "$(col "$f" median_ms)" \
+			"$(envof "$spec" | sed "s|$TOP/||g; s/^ *//; s/ *$//; s/^$/(none)/")" "$args" "$(col "$f" median_ms)" \
 			"$(col "$f" min_ms)" "$(col "$f" max_ms)" "$(div "$(col "$f" median_ms)" "$base")" \
 			"$(col "$f" cpu_ms)" "$(div "$(col "$f" cpu_ms)" "$bcpu")" \
 			"$(col "$f" vmhwm_kb)" "$(col "$f" maxrss_kb)" "$nv" "$src" "$io"
