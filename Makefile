@@ -111,7 +111,7 @@ RDZV_DEPLIBS = $(SYSTEMD_LIBS) $(CRYPTO_LIBS) $(JSON_LIBS) $(EVENT_LIBS) -lpthre
 # libcurl is not linked: the etcd-v3 backend loads it (curl_dl.c).
 LNCH_DEPLIBS = $(HWLOC_LIBS) $(JSON_LIBS) -ldl -lm
 
-.PHONY: all check install uninstall clean bench fuzz tests
+.PHONY: all check install uninstall clean bench bench-gpu-host bench-gpu-host-sim fuzz tests
 all: $(ALL)
 	@test "$(HAVE_NCCL)" = 1 || echo "note: $(CUDA_HOME)/include/nccl.h not found; libcgrun-nccl skipped"
 
@@ -209,6 +209,14 @@ check: tests
 
 bench: $(ALL)
 	BUILD=$(BUILD) sh bench/run.sh
+
+# On a GPU host (nvidia-smi, an NVIDIA GPU on the bus): launch cost and agent
+# RSS against a CPU-only baseline, into bench/results/gpu_host.md (< 1 min).
+# bench-gpu-host-sim: the same on the fake GPU host of tests/ (no GPU needed).
+bench-gpu-host: $(ALL)
+	BUILD=$(BUILD) sh bench/gpu_host.sh
+bench-gpu-host-sim: $(ALL) $(FAKE_NVML)
+	BUILD=$(BUILD) sh bench/gpu_host.sh --simulate
 
 # ---- fuzzing: every tests/fuzz/fuzz_*.c is a libFuzzer target, linked with
 # the project's sources compiled again by clang with the fuzzer's coverage

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "gpu_driver.h"
 #include "helper_gpu.h"
 #include "helper_main.h"
 
@@ -509,6 +510,67 @@ START_TEST(sysfs_present)
 END_TEST
 
 /*
+ * The GPUs listed from sysfs alone (a plan that needs no GPU locality on
+ * the live machine): NVIDIA display/3D functions only, with bus id and
+ * model (device id); at most max; an unreadable root is -1.  Their
+ * locality: local_cpulist as a cpuset, -1 when missing.
+ */
+START_TEST(sysfs_scan)
+{
+	char dir[] = "/tmp/test_gpu_sysfs.XXXXXX", cmd[PATH_MAX + 16];
+	struct gpu_info g[4];
+	hwloc_bitmap_t set;
+	char list[64];
+	int n, i, seen = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ck_assert_int_eq(gpu_sysfs_scan(dir, g, 4), 0);
+	sysfs_put(dir, "0000:3b:00.1", "vendor", "0x10de\n");	/* HDMI audio */
+	sysfs_put(dir, "0000:3b:00.1", "class", "0x040300\n");
+	sysfs_put(dir, "0000:18:00.0", "vendor", "0x1002\n");	/* AMD GPU */
+	sysfs_put(dir, "0000:18:00.0", "class", "0x030000\n");
+	sysfs_put(dir, "0000:3b:00.0", "vendor", "0x10de\n");	/* H100 */
+	sysfs_put(dir, "0000:3b:00.0", "class", "0x030200\n");
+	sysfs_put(dir, "0000:3b:00.0", "device", "0x2330\n");
+	sysfs_put(dir, "0000:3b:00.0", "local_cpulist", "0-11,48-59\n");
+	sysfs_put(dir, "0001:c1:00.0", "vendor", "0x10de\n");	/* no node */
+	sysfs_put(dir, "0001:c1:00.0", "class", "0x030000\n");
+	sysfs_put(dir, "0001:c1:00.0", "device", "0x1eb8\n");
+	ck_assert_int_eq(n = gpu_sysfs_scan(dir, g, 4), 2);
+	for (i = 0; i < n; i++) {
+		if (strcmp(g[i].busid, "0000:3b:00.0") == 0) {
+			ck_assert_uint_eq(g[i].model, 0x2330);
+			ck_assert_uint_eq(g[i].bus, 0x3b);
+			seen |= 1;
+		} else {
+			ck_assert_str_eq(g[i].busid, "0001:c1:00.0");
+			ck_assert_uint_eq(g[i].model, 0x1eb8);
+			ck_assert_uint_eq(g[i].domain, 1);
+			seen |= 2;
+		}
+		ck_assert_int_eq(g[i].cc_major, -1);
+		ck_assert_str_eq(g[i].uuid, "");
+	}
+	ck_assert_int_eq(seen, 3);
+	ck_assert_int_eq(gpu_sysfs_scan(dir, g, 1), 1);		/* max */
+	ck_assert_ptr_nonnull(set = hwloc_bitmap_alloc());
+	ck_assert_int_eq(gpu_sysfs_local_cpus(dir, "0000:3b:00.0", set), 0);
+	ck_assert_int_gt(hwloc_bitmap_list_snprintf(list, sizeof(list), set),
+	    0);
+	ck_assert_str_eq(list, "0-11,48-59");
+	ck_assert_int_eq(gpu_sysfs_local_cpus(dir, "0001:c1:00.0", set), -1);
+	sysfs_put(dir, "0001:c1:00.0", "local_cpulist", "\n");
+	ck_assert_int_eq(gpu_sysfs_local_cpus(dir, "0001:c1:00.0", set), -1);
+	sysfs_put(dir, "0001:c1:00.0", "local_cpulist", "x-y\n");
+	ck_assert_int_eq(gpu_sysfs_local_cpus(dir, "0001:c1:00.0", set), -1);
+	hwloc_bitmap_free(set);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(gpu_sysfs_scan(dir, g, 4), -1);	/* unreadable */
+}
+END_TEST
+
+/*
  * The driver's GPU list (/proc/driver/nvidia/gpus/<bus id>/) against the
  * GPUs on the bus: the same set agrees, a container's subset or another
  * GPU does not, no list at all agrees (no driver: NVML cannot answer).
@@ -539,6 +601,98 @@ START_TEST(driver_agrees)
 }
 END_TEST
 
+/*
+ * On the machine itself GPU locality comes from sysfs instead of hwloc's
+ * PCI discovery: for every PCI device hwloc finds on this machine, the
+ * CPUs of its non-I/O ancestor (where hwloc attached it) are its
+ * local_cpulist within the topology's CPUs.  (On a GPU host run
+ * bench/gpu_host.sh, which compares whole plans both ways.)
+ */
+START_TEST(sysfs_locality_is_hwlocs)
+{
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	hwloc_obj_t o = NULL, a;
+	hwloc_topology_t t;
+	char busid[GPU_BUSID_MAX], l1[256], l2[256];
+	int n = 0;
+
+	ck_assert_int_eq(hwloc_topology_init(&t), 0);
+	hwloc_topology_set_type_filter(t, HWLOC_OBJ_PCI_DEVICE,
+	    HWLOC_TYPE_FILTER_KEEP_ALL);
+	ck_assert_int_eq(hwloc_topology_load(t), 0);
+	while ((o = hwloc_get_next_pcidev(t, o)) != NULL) {
+		snprintf(busid, sizeof(busid), "%04x:%02x:%02x.%x",
+		    o->attr->pcidev.domain, o->attr->pcidev.bus,
+		    o->attr->pcidev.dev, o->attr->pcidev.func);
+		ck_assert_ptr_nonnull(a = hwloc_get_non_io_ancestor_obj(t, o));
+		ck_assert_msg(gpu_sysfs_local_cpus("/sys/bus/pci/devices",
+		    busid, set) == 0, "%s: no local_cpulist", busid);
+		hwloc_bitmap_and(set, set,
+		    hwloc_topology_get_topology_cpuset(t));
+		hwloc_bitmap_list_snprintf(l1, sizeof(l1), set);
+		hwloc_bitmap_list_snprintf(l2, sizeof(l2), a->cpuset);
+		ck_assert_msg(hwloc_bitmap_isequal(set, a->cpuset),
+		    "%s: sysfs %s, hwloc %s", busid, l1, l2);
+		n++;
+	}
+	hwloc_topology_destroy(t);
+	hwloc_bitmap_free(set);
+	if (n == 0)
+		fprintf(stderr, "sysfs_locality_is_hwlocs: no PCI device "
+		    "here; nothing compared\n");
+}
+END_TEST
+
+/*
+ * UUIDs from the driver's information files instead of NVML: the "GPU
+ * UUID:" line, trimmed; none, the driver's "?" placeholders (GPU not yet
+ * initialised), other text or too little room is -1; a GPU's file is
+ * found by its bus id.
+ */
+START_TEST(driver_uuids)
+{
+	static const char info[] = "Model:           NVIDIA H100 80GB HBM3\n"
+	    "IRQ:             10\n"
+	    "GPU UUID:        GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b  \n"
+	    "Bus Location:    0000:62:00.0\n";
+	static const char *const bad[] = { "Model: H100\n",
+	    "GPU UUID:  GPU-?\?\?\?\?\?\?\?-?\?\?\?-?\?\?\?-?\?\?\?-"
+	    "?\?\?\?\?\?\?\?\?\?\?\?\n",
+	    "GPU UUID:  MIG-9221d5d1\n", "GPU UUID:  GPU-\n",
+	    "GPU UUID:  GPU-12 34\n", " GPU UUID:  GPU-1234\n" };
+	char dir[] = "/tmp/test_gpu_driver.XXXXXX", cmd[PATH_MAX + 16];
+	char uuid[GPU_UUID_MAX];
+	size_t i;
+
+	ck_assert_int_eq(gpu_driver_uuid_parse(info, strlen(info), uuid,
+	    sizeof(uuid)), 0);
+	ck_assert_str_eq(uuid, "GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b");
+	ck_assert_int_eq(gpu_driver_uuid_parse(info, strlen(info), uuid,
+	    40), -1);					/* 40 bytes + NUL */
+	ck_assert_int_eq(gpu_driver_uuid_parse(info, strlen(info), uuid,
+	    41), 0);
+	ck_assert_int_eq(gpu_driver_uuid_parse("GPU UUID:\tGPU-0a1b",
+	    strlen("GPU UUID:\tGPU-0a1b"), uuid, sizeof(uuid)), 0);
+							/* no newline */
+	ck_assert_str_eq(uuid, "GPU-0a1b");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(gpu_driver_uuid_parse(bad[i], strlen(bad[i]),
+		    uuid, sizeof(uuid)) == -1, "accepted %s", bad[i]);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	sysfs_put(dir, "0000:62:00.0", "information", info);
+	sysfs_put(dir, "0001:c1:00.0", "information", bad[1]);
+	ck_assert_int_eq(gpu_driver_uuid(dir, "0000:62:00.0", uuid,
+	    sizeof(uuid)), 0);
+	ck_assert_str_eq(uuid, "GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b");
+	ck_assert_int_eq(gpu_driver_uuid(dir, "0001:c1:00.0", uuid,
+	    sizeof(uuid)), -1);				/* placeholder */
+	ck_assert_int_eq(gpu_driver_uuid(dir, "0000:63:00.0", uuid,
+	    sizeof(uuid)), -1);				/* no such GPU */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -563,7 +717,10 @@ test_suite(void)
 	tcase_add_test(tc, discover_nvml_order_and_cvd);
 	tcase_add_test(tc, discover_hwloc_fallback);
 	tcase_add_test(tc, sysfs_present);
+	tcase_add_test(tc, sysfs_scan);
+	tcase_add_test(tc, sysfs_locality_is_hwlocs);
 	tcase_add_test(tc, driver_agrees);
+	tcase_add_test(tc, driver_uuids);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,6 +1,7 @@
 /*
- * gpu.c: GPU discovery (NVML, else hwloc PCI devices), CUDA's device order
- * and CUDA_VISIBLE_DEVICES, so that local rank k and cuda:k agree.
+ * gpu.c: GPU discovery (the PCI bus from sysfs or hwloc, NVML where only it
+ * can answer), CUDA's device order and CUDA_VISIBLE_DEVICES, so that local
+ * rank k and cuda:k agree.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -13,11 +14,13 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "gpu_driver.h"
 #include "log.h"
 #include "nvml_dl.h"
 
 #define NVIDIA_VENDOR	0x10de
 #define PCI_CLASS_DISPLAY 0x03	/* 0300 VGA, 0302 3D controller, 0380 other */
+#define GPU_CPULIST_MAX	4096	/* bytes of a local_cpulist read */
 
 /* Parse n hex digits (1..max) at *sp into *v, advancing *sp; 0 or -1. */
 static int
@@ -368,7 +371,10 @@ gpu_hwloc_scan(hwloc_topology_t topo, struct gpu_info *out, int max)
 	return n;
 }
 
-/* Read a sysfs hex attribute ("0x10de\n") of PCI device dir; -1 if not. */
+/*
+ * Read a sysfs hex attribute ("0x10de\n") of PCI device dir; -2 when it
+ * cannot be read or parsed.
+ */
 static long
 gpu_sysfs_attr(int dirfd, const char *dev, const char *attr)
 {
@@ -380,39 +386,113 @@ gpu_sysfs_attr(int dirfd, const char *dev, const char *attr)
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dev, attr) >=
 	    sizeof(path) || (fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC)) ==
 	    -1)
-		return -1;
+		return -2;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return -1;
+		return -2;
 	buf[n] = '\0';
 	errno = 0;
 	v = strtol(buf, &end, 16);
-	return errno != 0 || end == buf ? -1 : v;
+	return errno != 0 || end == buf ? -2 : v;
+}
+
+/* Whether PCI device dir (under dirfd) is an NVIDIA display/3D function. */
+static int
+gpu_sysfs_is_gpu(int dirfd, const char *dev)
+{
+	return gpu_sysfs_attr(dirfd, dev, "vendor") == NVIDIA_VENDOR &&
+	    (gpu_sysfs_attr(dirfd, dev, "class") >> 16) ==
+	    PCI_CLASS_DISPLAY;
+}
+
+/* Fill g from sysfs PCI device dir, named by its bus id; 0 or -1. */
+static int
+gpu_sysfs_info(int dirfd, const char *dev, struct gpu_info *g)
+{
+	long v;
+
+	memset(g, 0, sizeof(*g));
+	if (gpu_busid_parse(dev, &g->domain, &g->bus, &g->dev,
+	    &g->func) == -1)
+		return -1;
+	snprintf(g->busid, sizeof(g->busid), "%04x:%02x:%02x.%x", g->domain,
+	    g->bus, g->dev, g->func);
+	g->cc_major = g->cc_minor = g->cores = -1;
+	v = gpu_sysfs_attr(dirfd, dev, "device");
+	g->model = v >= 0 && v <= 0xffff ? (unsigned)v : 0;
+	return 0;
+}
+
+/* The CPUs near PCI device busid (its local_cpulist) into set. */
+int
+gpu_sysfs_local_cpus(const char *root, const char *busid, hwloc_bitmap_t set)
+{
+	char path[512], buf[GPU_CPULIST_MAX];
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s/local_cpulist", root,
+	    busid) >= sizeof(path) || (fd = open(path, O_RDONLY |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || n == (ssize_t)sizeof(buf) - 1)
+		return -1;		/* empty, or longer than cgrun reads */
+	buf[n] = '\0';
+	return hwloc_bitmap_list_sscanf(set, buf) == 0 &&
+	    !hwloc_bitmap_iszero(set) ? 0 : -1;
+}
+
+/*
+ * List the NVIDIA display/3D functions under root (normally
+ * "/sys/bus/pci/devices"), in directory order, at most max: count, or -1
+ * when root cannot be read.  A few small reads per device, where hwloc's
+ * PCI discovery costs about 10 ms even on a bus of a few functions.
+ */
+int
+gpu_sysfs_scan(const char *root, struct gpu_info *out, int max)
+{
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	if ((d = opendir(root)) == NULL)
+		return -1;
+	while (n < max && (e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && gpu_sysfs_is_gpu(dirfd(d),
+		    e->d_name) && gpu_sysfs_info(dirfd(d), e->d_name,
+		    &out[n]) == 0)
+			n++;
+	closedir(d);
+	return n;
 }
 
 /*
  * Whether the PCI bus under sysfs (root: "/sys/bus/pci/devices") has an
- * NVIDIA display/3D function: 1, 0, or -1 when it cannot be read.  A few
- * small reads, against tens of ms for hwloc's PCI discovery.
+ * NVIDIA display/3D function: 1, 0, or -1 when it cannot be read.
  */
 int
 gpu_sysfs_present(const char *root)
 {
-	struct dirent *e;
-	DIR *d;
-	int found = 0;
+	struct gpu_info g;
+	int n = gpu_sysfs_scan(root, &g, 1);
 
-	if ((d = opendir(root)) == NULL)
-		return -1;
-	while (!found && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		found = gpu_sysfs_attr(dirfd(d), e->d_name, "vendor") ==
-		    NVIDIA_VENDOR && (gpu_sysfs_attr(dirfd(d), e->d_name,
-		    "class") >> 16) == PCI_CLASS_DISPLAY;
-	}
-	closedir(d);
+	return n > 0 ? 1 : n;
+}
+
+/*
+ * gpu_sysfs_present for this machine's bus, read once per process (a bus
+ * of hundreds of functions costs hundreds of small reads).
+ */
+int
+gpu_on_bus(void)
+{
+	static int found = -2;
+
+	if (found == -2)
+		found = gpu_sysfs_present("/sys/bus/pci/devices");
 	return found;
 }
 
@@ -466,6 +546,29 @@ gpu_nvml_scan(const char *path, struct gpu_info *out, int max, char *err,
 }
 
 /*
+ * The NVIDIA GPUs on the bus into l->gpu, with l->source: hwloc's PCI
+ * devices, or sysfs's when the topology is the live machine's and was
+ * loaded without I/O objects (topology.c: always on the machine itself).
+ */
+static int
+gpu_bus_scan(struct gpu_list *l, hwloc_topology_t topo)
+{
+	enum hwloc_type_filter_e f = HWLOC_TYPE_FILTER_KEEP_NONE;
+	int n;
+
+	l->source = "hwloc";
+	if (topo == NULL)
+		return 0;
+	if (!hwloc_topology_is_thissystem(topo) ||
+	    hwloc_topology_get_type_filter(topo, HWLOC_OBJ_PCI_DEVICE,
+	    &f) == -1 || f != HWLOC_TYPE_FILTER_KEEP_NONE)
+		return gpu_hwloc_scan(topo, l->gpu, GPU_MAX);
+	l->source = "sysfs";
+	n = gpu_sysfs_scan("/sys/bus/pci/devices", l->gpu, GPU_MAX);
+	return n > 0 ? n : 0;
+}
+
+/*
  * Physical GPUs from NVML (unless sysfs shows no NVIDIA GPU), else hwloc;
  * sets l->source.  Count or -1.
  */
@@ -477,8 +580,7 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 	char why[256];
 	int n;
 
-	if ((lib == NULL || *lib == '\0') &&
-	    gpu_sysfs_present("/sys/bus/pci/devices") == 0) {
+	if ((lib == NULL || *lib == '\0') && gpu_on_bus() == 0) {
 		/* no driver can list a GPU that is not on the bus: skip the
 		 * dlopen search through every library directory */
 		log_debug("gpu discovery nvml=skipped reason=\"no NVIDIA "
@@ -489,6 +591,7 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 		n = gpu_nvml_scan(lib != NULL && *lib != '\0' ? lib :
 		    "libnvidia-ml.so.1", l->gpu, GPU_MAX, why, sizeof(why));
 		if (n >= 0) {
+			log_debug("gpu discovery nvml=loaded gpus=%d", n);
 			l->source = "nvml";
 			return n;
 		}
@@ -498,8 +601,7 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 		}
 		log_debug("gpu discovery nvml=unavailable reason=\"%s\"", why);
 	}
-	l->source = "hwloc";
-	return topo != NULL ? gpu_hwloc_scan(topo, l->gpu, GPU_MAX) : 0;
+	return gpu_bus_scan(l, topo);
 }
 
 /* Whether an entry of CUDA_VISIBLE_DEVICES names a GPU or MIG by UUID. */
@@ -570,33 +672,56 @@ gpu_driver_agrees(const char *root, const struct gpu_info *g, int n)
 }
 
 /*
- * The physical GPUs from hwloc alone, for a caller that needs no NVML
- * (GPU_NO_NVML): 0, or -1 when only NVML can answer: a UUID in
- * CUDA_VISIBLE_DEVICES, models that fastest-first order could reorder, or
- * a driver that shows this process other GPUs than the PCI bus has.
+ * Why the GPUs' UUIDs cannot come from the driver's information files
+ * (only for this machine's topology, and not when a library was named),
+ * or NULL when they did.
+ */
+static const char *
+gpu_lean_uuids(struct gpu_list *l, hwloc_topology_t topo)
+{
+	const char *lib = getenv("CGRUN_NVML_LIBRARY");
+	int i;
+
+	if (lib != NULL && *lib != '\0' && strcmp(lib, "none") != 0)
+		return "CGRUN_NVML_LIBRARY names a library";
+	if (topo == NULL || !hwloc_topology_is_thissystem(topo))
+		return "UUIDs of a topology that is not this machine's";
+	for (i = 0; i < l->n; i++)
+		if (gpu_driver_uuid("/proc/driver/nvidia/gpus", l->gpu[i].busid,
+		    l->gpu[i].uuid, sizeof(l->gpu[i].uuid)) == -1)
+			return "a GPU UUID is not in /proc/driver/nvidia/gpus";
+	return NULL;
+}
+
+/*
+ * The physical GPUs without NVML: 0, or -1 when only NVML can answer: a
+ * UUID in CUDA_VISIBLE_DEVICES, models that fastest-first order could
+ * reorder, a driver that shows this process other GPUs than the PCI bus
+ * has, or (uuids: the caller reports them) UUIDs the driver's files do not
+ * give (gpu_lean_uuids).
  */
 static int
 gpu_scan_lean(struct gpu_list *l, hwloc_topology_t topo, const char *cvd,
-    int fastest_first)
+    int fastest_first, int uuids)
 {
 	const char *why = NULL;
 
 	if (gpu_cvd_names_uuid(cvd))
 		why = "CUDA_VISIBLE_DEVICES names a UUID";
-	else if ((l->n = topo != NULL ? gpu_hwloc_scan(topo, l->gpu,
-	    GPU_MAX) : 0) > 1 && fastest_first &&
+	else if ((l->n = gpu_bus_scan(l, topo)) > 1 && fastest_first &&
 	    gpu_models_differ(l->gpu, l->n))
 		why = "GPUs of different models in fastest-first order";
 	else if (topo != NULL && hwloc_topology_is_thissystem(topo) &&
 	    !gpu_driver_agrees("/proc/driver/nvidia/gpus", l->gpu, l->n))
 		why = "the driver lists other GPUs than the PCI bus";
+	else if (uuids)
+		why = gpu_lean_uuids(l, topo);
 	if (why != NULL) {
 		log_debug("gpu discovery nvml=needed reason=\"%s\"", why);
 		return -1;
 	}
-	log_debug("gpu discovery nvml=skipped reason=\"no GPU binding: "
-	    "hwloc is enough\"");
-	l->source = "hwloc";
+	log_debug("gpu discovery nvml=skipped reason=\"%s is enough%s\"",
+	    l->source, uuids ? ", UUIDs from the driver" : "");
 	return 0;
 }
 
@@ -623,9 +748,8 @@ gpu_discover(hwloc_topology_t topo, int flags, char *err, size_t errlen)
 		l->source = "none";
 		return l;
 	}
-	if ((!(flags & GPU_NO_NVML) ||
-	    gpu_scan_lean(l, topo, cvd, fastest) == -1) &&
-	    (l->n = gpu_scan(l, topo, err, errlen)) == -1) {
+	if (gpu_scan_lean(l, topo, cvd, fastest, !(flags & GPU_NO_NVML)) ==
+	    -1 && (l->n = gpu_scan(l, topo, err, errlen)) == -1) {
 		gpu_list_free(l);
 		return NULL;
 	}

@@ -1,8 +1,10 @@
 /*
  * gpu.h: which GPUs a worker will see, in the order CUDA numbers them.
  *
- * Discovery asks NVML (nvml_dl.c: libnvidia-ml.so.1 loaded with dlopen,
- * never linked), else hwloc's PCI devices (vendor 0x10de, class display/3D).  The
+ * Discovery reads the PCI bus (sysfs on the machine itself, hwloc's PCI
+ * devices in a capture: vendor 0x10de, class display/3D) and the driver's
+ * /proc files (gpu_driver.c), and asks NVML (nvml_dl.c: libnvidia-ml.so.1
+ * loaded with dlopen, never linked) only where they cannot answer.  The
  * physical list is put in CUDA's order (CUDA_DEVICE_ORDER=PCI_BUS_ID: bus
  * id; default FASTEST_FIRST: compute capability then core count, highest
  * first, ties in bus-id order), then CUDA_VISIBLE_DEVICES selects and
@@ -41,7 +43,7 @@ struct gpu_vis {
 };
 
 struct gpu_list {
-	const char	*source;	/* "nvml", "hwloc" */
+	const char	*source;	/* "nvml", "hwloc", "sysfs", "none" */
 	int		 n;		/* physical GPUs, in CUDA order */
 	struct gpu_info	*gpu;
 	int		 nvis;
@@ -73,10 +75,27 @@ int	gpu_visible_parse(const char *cvd, const struct gpu_info *, int n,
 int	gpu_hwloc_scan(hwloc_topology_t, struct gpu_info *out, int max);
 
 /*
+ * Fill out[] (at most max) with the NVIDIA display/3D functions sysfs
+ * (root, normally "/sys/bus/pci/devices") lists, with bus id and model;
+ * -1 when root cannot be read.
+ */
+int	gpu_sysfs_scan(const char *root, struct gpu_info *out, int max);
+
+/*
+ * The CPUs near the PCI device busid as the kernel gives them
+ * (root/busid/local_cpulist, the file hwloc's PCI discovery reads to
+ * attach the device) into set: 0, or -1 when it cannot be read.
+ */
+int	gpu_sysfs_local_cpus(const char *root, const char *busid,
+	    hwloc_bitmap_t set);
+
+/*
  * Whether sysfs (root, normally "/sys/bus/pci/devices") lists an NVIDIA
  * display/3D PCI function: 1, 0, or -1 when it cannot be read.
  */
 int	gpu_sysfs_present(const char *root);
+/* gpu_sysfs_present("/sys/bus/pci/devices"), read once per process. */
+int	gpu_on_bus(void);
 
 /*
  * Whether the driver's GPU list (root, normally "/proc/driver/nvidia/gpus":
@@ -94,17 +113,21 @@ int	gpu_nvml_scan(const char *path, struct gpu_info *out, int max,
 	    char *err, size_t errlen);
 
 /*
- * gpu_discover's flags.  GPU_NO_NVML: the caller needs no more than hwloc
- * knows (bus ids and locality: no GPU binding), so NVML is loaded only
- * where hwloc cannot answer: CUDA_VISIBLE_DEVICES names UUIDs, GPUs of
- * different models that CUDA's fastest-first order could reorder, or the
- * driver lists other GPUs than the PCI bus (a container given some GPUs).
+ * gpu_discover's flags.  GPU_NO_NVML: the caller reports no GPU UUIDs (no
+ * GPU binding).  Either way NVML is loaded only where the bus (sysfs or
+ * hwloc) cannot answer: CUDA_VISIBLE_DEVICES names UUIDs, GPUs of
+ * different models that CUDA's fastest-first order could reorder, the
+ * driver lists other GPUs than the PCI bus (a container given some GPUs),
+ * or, without GPU_NO_NVML, a UUID the driver's /proc files do not give
+ * (gpu_driver.c; always for a capture or a named CGRUN_NVML_LIBRARY).
  */
 #define GPU_NO_NVML	0x1
 
 /*
- * Everything above: NVML (CGRUN_NVML_LIBRARY, default libnvidia-ml.so.1;
- * "none" skips it) else hwloc (topo may be NULL: no fallback), CUDA order,
+ * Everything above: the bus (sysfs on the machine itself, else hwloc's PCI
+ * devices) unless only NVML can answer, then NVML (CGRUN_NVML_LIBRARY,
+ * default libnvidia-ml.so.1; "none" skips it) else hwloc (topo may be
+ * NULL: no fallback), CUDA order,
  * CUDA_VISIBLE_DEVICES.  An empty CUDA_VISIBLE_DEVICES means no GPU and
  * nothing is asked (source "none").  NULL with err set on error.
  */

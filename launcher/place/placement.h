@@ -24,13 +24,12 @@
  * HWLOC_XMLFILE (tests); the NVML library is libnvidia-ml.so.1, or
  * CGRUN_NVML_LIBRARY (tests: a fake), or none with CGRUN_NVML_LIBRARY=none.
  * Cost: the topology is loaded once per agent (never per restart), without
- * hwloc's GL/OpenCL/libxml2 plugins, and with PCI devices only when sysfs
- * shows an NVIDIA GPU or the topology is not the live machine's
- * (HWLOC_XMLFILE and friends); without such a GPU NVML is not tried unless
- * CGRUN_NVML_LIBRARY names a library.  NVML is not loaded either when the
- * plan needs nothing only NVML knows: an empty CUDA_VISIBLE_DEVICES, or a
- * binding without GPU locality for a numeric --nproc-per-node (gpu.h,
- * GPU_NO_NVML).
+ * hwloc's GL/OpenCL/libxml2 plugins, and with PCI devices only when the
+ * topology is not the live machine's (HWLOC_XMLFILE and friends): on the
+ * machine itself GPUs and the CPUs near them come from sysfs.  NVML is
+ * loaded only when the plan needs something only NVML knows (gpu.h,
+ * gpu_discover): never for an empty CUDA_VISIBLE_DEVICES; for UUIDs only
+ * when the driver's /proc/driver/nvidia/gpus does not give them.
  */
 #ifndef CGRUN_PLACEMENT_H
 #define CGRUN_PLACEMENT_H

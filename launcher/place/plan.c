@@ -101,6 +101,46 @@ plan_opts_check(const struct plan_opts *o, char *err, size_t errlen)
 	return plan_mem_vis(o, &mem, &own, err, errlen);
 }
 
+/* Whether the topology holds PCI devices (hwloc's I/O discovery ran). */
+static int
+plan_has_io(const struct plan *p)
+{
+	enum hwloc_type_filter_e f = HWLOC_TYPE_FILTER_KEEP_NONE;
+
+	return hwloc_topology_get_type_filter(p->topo, HWLOC_OBJ_PCI_DEVICE,
+	    &f) == 0 && f != HWLOC_TYPE_FILTER_KEEP_NONE;
+}
+
+/*
+ * The CPUs near GPU g into set: those of its non-I/O ancestor in a
+ * topology with PCI devices (a capture), else, on the machine itself, its
+ * local_cpulist in sysfs (where hwloc attaches it), within the topology's
+ * CPUs.  0, or -1 when unknown.
+ */
+static int
+plan_gpu_local(const struct plan *p, const struct gpu_info *g,
+    hwloc_bitmap_t set)
+{
+	hwloc_obj_t o;
+
+	if (plan_has_io(p)) {
+		if ((o = hwloc_get_pcidev_by_busid(p->topo, g->domain, g->bus,
+		    g->dev, g->func)) == NULL ||
+		    (o = hwloc_get_non_io_ancestor_obj(p->topo, o)) == NULL)
+			return -1;
+		hwloc_bitmap_copy(set, o->cpuset);
+		return 0;
+	}
+	if (!hwloc_topology_is_thissystem(p->topo) ||
+	    gpu_sysfs_local_cpus("/sys/bus/pci/devices", g->busid, set) == -1)
+		return -1;
+	hwloc_bitmap_and(set, set, hwloc_topology_get_topology_cpuset(p->topo));
+	if (hwloc_bitmap_iszero(set))	/* none of them ours: as hwloc does */
+		hwloc_bitmap_copy(set,
+		    hwloc_topology_get_topology_cpuset(p->topo));
+	return 0;
+}
+
 /* Assign rank r its GPU: cuda:(r % ngpu) of the visible list. */
 static void
 plan_assign_gpu(struct plan *p, const struct gpu_list *l, int r)
@@ -118,11 +158,14 @@ plan_assign_gpu(struct plan *p, const struct gpu_list *l, int r)
 	snprintf(rp->busid, sizeof(rp->busid), "%s", g->busid);
 	snprintf(rp->uuid, sizeof(rp->uuid), "%s", g->uuid);
 	snprintf(rp->token, sizeof(rp->token), "%s", v->token);
-	rp->pci = hwloc_get_pcidev_by_busid(p->topo, g->domain, g->bus,
-	    g->dev, g->func);
-	if (rp->pci == NULL)
-		log_warnx("gpu not in hwloc topology bus_id=%s local_rank=%d; "
-		    "its locality is the whole machine", g->busid, r);
+	if (plan_gpu_local(p, g, rp->local) == -1) {
+		log_warnx("gpu locality unknown bus_id=%s local_rank=%d (%s); "
+		    "its locality is the whole machine", g->busid, r,
+		    plan_has_io(p) ? "not in the hwloc topology" :
+		    "no local_cpulist in /sys/bus/pci/devices");
+		hwloc_bitmap_copy(rp->local,
+		    hwloc_topology_get_topology_cpuset(p->topo));
+	}
 }
 
 /* Check mode against the GPUs found; -1 with err. */
@@ -150,7 +193,9 @@ plan_alloc_ranks(struct plan *p)
 	for (r = 0; r < p->nproc; r++) {
 		p->r[r].anchor = hwloc_bitmap_alloc();
 		p->r[r].nodeset = hwloc_bitmap_alloc();
-		if (p->r[r].anchor == NULL || p->r[r].nodeset == NULL)
+		p->r[r].local = hwloc_bitmap_alloc();
+		if (p->r[r].anchor == NULL || p->r[r].nodeset == NULL ||
+		    p->r[r].local == NULL)
 			return -1;
 	}
 	return 0;
@@ -273,6 +318,7 @@ plan_free(struct plan *p)
 		hwloc_bitmap_free(p->r[r].anchor);
 		hwloc_bitmap_free(p->r[r].cpuset);
 		hwloc_bitmap_free(p->r[r].nodeset);
+		hwloc_bitmap_free(p->r[r].local);
 	}
 	free(p->r);
 	hwloc_bitmap_free(p->allowed);

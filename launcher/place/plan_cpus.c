@@ -1,6 +1,6 @@
 /*
  * plan_cpus.c: each rank's CPUs and memory nodes.  An anchor cpuset chosen
- * by the binding mode (the GPU's non-I/O ancestor, its NUMA node(s), its
+ * by the binding mode (the CPUs near the GPU, its NUMA node(s), its
  * package, one L3 complex, or the whole machine), then a share of that
  * anchor split by whole cores among the ranks that share it, and the NUMA
  * nodes of the resulting cpuset for its memory.  Anchors are first limited
@@ -11,25 +11,6 @@
 #include <hwloc.h>
 
 #include "plan_priv.h"
-
-/* The non-I/O ancestor of the rank's GPU (or the whole machine). */
-static hwloc_obj_t
-plan_cpus_gpu_ancestor(const struct plan *p, const struct rank_plan *rp)
-{
-	hwloc_obj_t a;
-
-	if (rp->pci == NULL ||
-	    (a = hwloc_get_non_io_ancestor_obj(p->topo, rp->pci)) == NULL)
-		return hwloc_get_root_obj(p->topo);
-	return a;
-}
-
-/* The cpuset local to the rank's GPU. */
-static hwloc_const_cpuset_t
-plan_cpus_gpu_local(const struct plan *p, const struct rank_plan *rp)
-{
-	return plan_cpus_gpu_ancestor(p, rp)->cpuset;
-}
 
 /* NUMA nodes local to the rank's GPU into set (all nodes if unknown). */
 static void
@@ -44,8 +25,8 @@ plan_cpus_gpu_nodes(const struct plan *p, const struct rank_plan *rp,
 	unsigned n = 0, i, f;
 
 	hwloc_bitmap_zero(set);
-	loc.type = HWLOC_LOCATION_TYPE_OBJECT;
-	loc.location.object = plan_cpus_gpu_ancestor(p, rp);
+	loc.type = HWLOC_LOCATION_TYPE_CPUSET;
+	loc.location.cpuset = rp->local;
 	for (f = 0; f < 3 && n == 0; f++) {
 		n = 64;
 		if (hwloc_get_local_numanode_objs(p->topo, &loc, &n, nodes,
@@ -75,7 +56,7 @@ static void
 plan_cpus_socket(const struct plan *p, const struct rank_plan *rp,
     hwloc_cpuset_t cpus)
 {
-	hwloc_const_cpuset_t g = plan_cpus_gpu_local(p, rp);
+	hwloc_const_cpuset_t g = rp->local;
 	hwloc_obj_t pkg;
 
 	hwloc_bitmap_zero(cpus);
@@ -139,7 +120,7 @@ plan_cpus_anchors(struct plan *p)
 			plan_cpus_gpu_nodes(p, rp, nodes);
 		switch (p->mode) {
 		case BIND_GPU:
-			hwloc_bitmap_copy(rp->anchor, plan_cpus_gpu_local(p, rp));
+			hwloc_bitmap_copy(rp->anchor, rp->local);
 			break;
 		case BIND_NUMA:
 			if (rp->gpu >= 0)

@@ -40,7 +40,7 @@ struct rank_plan {
 	char		 busid[GPU_BUSID_MAX];
 	char		 uuid[GPU_UUID_MAX];
 	char		 token[GPU_UUID_MAX];	/* CUDA_VISIBLE_DEVICES for "own" */
-	hwloc_obj_t	 pci;		/* the GPU in the topology, or NULL */
+	hwloc_bitmap_t	 local;		/* cpus near its GPU (with a GPU) */
 	hwloc_bitmap_t	 anchor;	/* cpus the rank's share comes from */
 	hwloc_bitmap_t	 cpuset;	/* bound cpus; NULL: unbound */
 	hwloc_bitmap_t	 nodeset;	/* NUMA nodes: memory, or GPU locality */

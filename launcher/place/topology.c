@@ -1,8 +1,8 @@
 /*
  * topology.c: the machine's hwloc topology (or HWLOC_XMLFILE's), loaded
  * as cheaply as cgrun can: without hwloc's GL/OpenCL/libxml2 plugins and
- * GPU backends, and with PCI devices only when there may be GPUs to place
- * ranks near.
+ * GPU backends, and with PCI devices only for a topology that is not the
+ * machine's own (sysfs tells the rest).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,32 +10,27 @@
 
 #include <hwloc.h>
 
-#include "gpu.h"
 #include "log.h"
 #include "topology.h"
 
 /*
- * Whether the topology needs I/O objects: always for a topology that is not
- * this machine's live one (HWLOC_XMLFILE fixtures and the like, or hwloc's
- * components chosen by the user), else only when sysfs shows an NVIDIA GPU
- * (or cannot be read) and CUDA_VISIBLE_DEVICES does not hide them all.
- * hwloc's PCI discovery costs tens of ms; GPUs found through NVML are in
- * sysfs too.
+ * Whether the topology needs I/O objects: only a topology that is not this
+ * machine's live one (HWLOC_XMLFILE fixtures and the like, or hwloc's
+ * components chosen by the user).  On the machine itself, GPUs, their bus
+ * ids and the CPUs near them come from sysfs (gpu.c), the files hwloc's
+ * PCI discovery reads too, in a few reads instead of its 10 ms or more.
  */
 static int
 topology_need_io(void)
 {
 	static const char *const vars[] = { "HWLOC_XMLFILE", "HWLOC_SYNTHETIC",
 	    "HWLOC_FSROOT", "HWLOC_COMPONENTS", "HWLOC_THISSYSTEM" };
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
 	size_t i;
 
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if (getenv(vars[i]) != NULL)
 			return 1;
-	if (cvd != NULL && *cvd == '\0')
-		return 0;		/* CUDA shows no GPU: none to place near */
-	return gpu_sysfs_present("/sys/bus/pci/devices") != 0;
+	return 0;
 }
 
 /*
@@ -86,8 +81,8 @@ topology_components(hwloc_topology_t topo, int io)
 }
 
 /*
- * Load the machine's topology (or HWLOC_XMLFILE's), with its PCI devices
- * when there may be GPUs to place ranks near (topology_need_io).
+ * Load the machine's topology (or HWLOC_XMLFILE's, with its PCI devices:
+ * topology_need_io).
  */
 hwloc_topology_t
 topology_load(char *err, size_t errlen)

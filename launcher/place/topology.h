@@ -10,8 +10,9 @@
 
 /*
  * The machine's topology, or the one HWLOC_XMLFILE names (tests), with
- * PCI devices kept when sysfs shows an NVIDIA GPU or the topology is not
- * the live machine's.  NULL with err set when it cannot be loaded.
+ * PCI devices kept only when the topology is not the live machine's (on
+ * the machine itself sysfs gives GPUs and their locality: gpu.c).  NULL
+ * with err set when it cannot be loaded.
  */
 hwloc_topology_t topology_load(char *err, size_t errlen);
 

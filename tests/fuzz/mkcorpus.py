@@ -284,6 +284,18 @@ put("fuzz_checkpoint", "huge-length", b"\0" + ckpt(1, b"x", length=1 << 40))
 put("fuzz_checkpoint", "other-step", b"\4" + ckpt(9, b"abc"))
 put("fuzz_checkpoint", "fix-crcs", b"\3" + ckpt(2, b"payload", version=2))
 
+# ---- the NVIDIA driver's information file (room - 1, text) ----
+H100_INFO = ("Model:           NVIDIA H100 80GB HBM3\nIRQ:             10\n"
+             "GPU UUID:        GPU-9221d5d1-b60b-a624-bf14-0a1819cfda3b\n"
+             "Video BIOS:      96.00.99.00.01\nBus Location:    0000:62:00.0\n"
+             "Device Minor:    5\nGPU Excluded:    No\n")
+put("fuzz_gpu_driver", "h100", b"\x5f" + H100_INFO.encode())
+put("fuzz_gpu_driver", "not-initialised", b"\x5f" + H100_INFO.replace(
+    "9221d5d1-b60b-a624-bf14-0a1819cfda3b",
+    "????????-????-????-????-????????????").encode())
+put("fuzz_gpu_driver", "small-room", b"\x10" + H100_INFO.encode())
+put("fuzz_gpu_driver", "no-newline", b"\x5f" + b"GPU UUID:\tGPU-0a1b")
+
 # ---- CUDA_VISIBLE_DEVICES, bus ids, placement options (GPUs, flags, room, text) ----
 def cvd(ngpu, flags, room, text):
     return bytes([ngpu, flags, room - 1]) + text.encode()
