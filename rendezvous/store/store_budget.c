@@ -20,7 +20,7 @@
 #include "store_impl.h"
 
 /* Wake every paused connection (they pause again on their next read if
- * the budget is still full). */
+ * the budget is still full); one paused for its output stays unread. */
 static void
 store_budget_resume_all(struct store *st)
 {
@@ -30,7 +30,7 @@ store_budget_resume_all(struct store *st)
 		TAILQ_REMOVE(&st->paused, c, plink);
 		c->paused = 0;
 		st->npaused--;
-		if (c->state < STORE_C_CLOSING)
+		if (c->state < STORE_C_CLOSING && !c->out_paused)
 			event_add(&c->rev, NULL);
 	}
 }
