@@ -6,8 +6,9 @@
  * back-pressure through TCP, nothing more is buffered) until the total
  * falls below the limit again.  One connection, the leader, is always
  * read, so that one request of up to max-input completes even when the
- * others fill the budget; connections with nothing kept are always read,
- * so clients with small requests are served throughout.
+ * others fill the budget (a leader paused for its unsent output, in
+ * store_out.c, gives the lead up); connections with nothing kept are
+ * always read, so clients with small requests are served throughout.
  */
 #include <sys/queue.h>
 

@@ -81,6 +81,7 @@ store_out_pause(struct store_conn *c)
 	event_del(&c->rev);
 	event_del(&c->idle);
 	event_del(&c->deadline);
+	store_budget_forget(c);	/* no longer the input budget's leader */
 	st->stats.out_paused_total++;
 	now = time(NULL);
 	if (c->ilen > 0 && now != st->out_logged) {
