@@ -10,6 +10,9 @@
 # from 0 again, gives the agents the places they run with, and their
 # workers go on.  Then a restart while one node is already DONE (its
 # worker exited 0) and the other still runs: the job still finishes.
+# Then the restart budget survives a restart: a job with --max-restarts=3
+# that spent 2 gets exactly one more (the agents tell the new daemon what
+# was spent, SPENT), not 3 more.
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/multinode/lib.sh"
 
@@ -28,6 +31,14 @@ restart_rdzvd() {
 	while ! grep -q "^listening on 127.0.0.1:$RDZVD_PORT\$" "$T/rdzvd.out" 2>/dev/null; do
 		[ $i -ge 100 ] && { echo "FAIL: no new daemon on port $RDZVD_PORT"; cat "$T/rdzvd.log"; exit 1; }
 		sleep 0.05; i=$((i + 1))
+	done
+}
+# wait_log FILE PATTERN WHAT: until FILE has PATTERN, at most 10 s.
+wait_log() {
+	i=0
+	while ! grep -q "$2" "$1"; do
+		[ $i -ge 100 ] && { echo "FAIL: $3 within 10 s"; stuck_report; exit 1; }
+		sleep 0.1; i=$((i + 1))
 	done
 }
 start_rdzvd -v
@@ -100,11 +111,7 @@ kill -TERM "$second_pid"
 wait "$second_pid"
 restart_rdzvd
 for n in c d; do
-	i=0
-	while ! grep -q 'workers go on' "$T/$n.log"; do
-		[ $i -ge 100 ] && { echo "FAIL: agent $n did not resume its round within 10 s"; stuck_report; exit 1; }
-		sleep 0.1; i=$((i + 1))
-	done
+	wait_log "$T/$n.log" 'workers go on' "agent $n did not resume its round"
 done
 touch "$OUT/go"
 for n in c d; do expect_exit $n 30 0; done
@@ -164,4 +171,47 @@ touch "$OUT/go"
 for n in e f; do expect_exit $n 30 0; done
 [ "$(wc -l <"$OUT/starts")" -eq 2 ] || { echo "FAIL: worker starts: $(cat "$OUT/starts")"; exit 1; }
 echo "ok: a restart while one node was DONE: the job finished, no worker restarted"
+
+# Phase 4: rank 1 fails at restart counts 0 and 1, then runs (count 2)
+# until go, then fails at every count; the daemon restarts during count 2.
+rm -f "$OUT"/env.* "$OUT/starts" "$OUT/go"
+cat >"$OUT/hook.sh" <<'EOS'
+echo "$RANK.$TORCHELASTIC_RESTART_COUNT" >>"$OUT/starts"
+if [ "$RANK" = 1 ]; then
+	[ "$TORCHELASTIC_RESTART_COUNT" -lt 2 ] && exit 3
+	i=0
+	while [ ! -f "$OUT/go" ] && [ $i -lt 400 ]; do sleep 0.1; i=$((i + 1)); done
+	exit 3
+fi
+i=0
+while [ $i -lt 400 ]; do sleep 0.1; i=$((i + 1)); done
+exit 4
+EOS
+common="--nnodes=2 --nproc-per-node=1 --rdzv-id=restart4 --max-restarts=3 --rdzv-conf=$FAST_CONF --no-python $T/w.sh"
+agent g 127.0.0.2 $common
+agent h 127.0.0.3 $common
+wait_count "$OUT/env.2.2.*" 2 30 "workers of restart count 2"
+fifth_pid=$RDZVD_PID
+kill -TERM "$fifth_pid"
+wait "$fifth_pid"
+restart_rdzvd
+for n in g h; do
+	wait_log "$T/$n.log" 'workers go on' "agent $n did not resume its round"
+done
+wait_log "$T/rdzvd.log" 'job=restart4 restarts=2/3 carried' \
+    'the new daemon did not take restarts=2/3 from the agents'
+before=$(sort "$OUT/starts" | tr '\n' ' ')
+touch "$OUT/go"
+expect_exit h 30 3
+expect_exit g 30 75
+grep -q "no restarts are left (3/3 spent)" "$T/g.log" ||
+	{ echo "FAIL: g does not say the budget is spent:"; tail -n 20 "$T/g.log"; exit 1; }
+after=$(sort "$OUT/starts" | tr '\n' ' ')
+# After the daemon restart only restart count 3 ran (rank 0 of a count
+# may be stopped before it records its start).
+new=$(sort "$OUT/starts" | uniq -c | awk '$1 > 1 { print $2 }')
+[ -z "$new" ] || { echo "FAIL: workers started twice with the same restart count: $new (starts $after)"; exit 1; }
+case "$after" in *"1.3 ") ;; *) echo "FAIL: rank 1 did not run with restart count 3: $after"; exit 1 ;; esac
+ls "$OUT"/env.* | grep -q '/env\.4\.' && { echo "FAIL: a worker ran with restart count 4 (starts $after)"; exit 1; }
+echo "ok: max_restarts=3 with 2 spent before a daemon restart: one more, then the job failed (starts before: $before; after: $after)"
 exit 0

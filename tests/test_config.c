@@ -20,6 +20,8 @@ limits_eq(const struct store_limits *a, const struct store_limits *b)
 	    a->max_conns == b->max_conns && a->max_outbuf == b->max_outbuf &&
 	    a->max_inbuf == b->max_inbuf &&
 	    a->max_inbuf_total == b->max_inbuf_total &&
+	    a->out_high == b->out_high &&
+	    a->max_outbuf_total == b->max_outbuf_total &&
 	    a->idle_timeout_ms == b->idle_timeout_ms &&
 	    a->request_timeout_ms == b->request_timeout_ms;
 }
@@ -74,6 +76,8 @@ START_TEST(test_every_key)
 	    "max-output = 1G\n"
 	    "max-input = 8M\n"
 	    "max-input-total = 32M\n"
+	    "output-high-water = 4M\n"
+	    "max-output-total = 2G\n"
 	    "idle-timeout = 30000\n"
 	    "request-timeout = 5000\n"
 	    "max-jobs = 10\n"
@@ -98,6 +102,8 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(cfg.limits.max_inbuf, 8 * 1024 * 1024);
 	ck_assert_uint_eq(cfg.limits.idle_timeout_ms, 30000);
 	ck_assert_uint_eq(cfg.limits.max_inbuf_total, 32 * 1024 * 1024);
+	ck_assert_uint_eq(cfg.limits.out_high, 4 * 1024 * 1024);
+	ck_assert_uint_eq(cfg.limits.max_outbuf_total, 2ULL * 1024 * 1024 * 1024);
 	ck_assert_uint_eq(cfg.limits.request_timeout_ms, 5000);
 	ck_assert_uint_eq(cfg.rdzv_limits.max_jobs, 10);
 	ck_assert_uint_eq(cfg.rdzv_limits.max_jobs_per_addr, 0);

@@ -85,6 +85,16 @@ START_TEST(budget_rule)
 	spent = UINT32_MAX;
 	ck_assert_int_eq(budget_spend(&spent, UINT32_MAX), 0);
 	ck_assert_uint_eq(spent, UINT32_MAX);
+	/* A carried count: the larger one, at most max. */
+	spent = 1;
+	ck_assert_int_eq(budget_carry(&spent, 0, 3), 0);
+	ck_assert_int_eq(budget_carry(&spent, 1, 3), 0);
+	ck_assert_uint_eq(spent, 1);
+	ck_assert_int_eq(budget_carry(&spent, 2, 3), 1);
+	ck_assert_uint_eq(spent, 2);
+	ck_assert_int_eq(budget_carry(&spent, 7, 3), 1);
+	ck_assert_uint_eq(spent, 3);
+	ck_assert_int_eq(budget_spend(&spent, 3), 0);
 }
 END_TEST
 

@@ -315,6 +315,62 @@ START_TEST(restart_budget_job_wide)
 }
 END_TEST
 
+/* Send SPENT(n) on c; rdzv_peer_msg's result. */
+static int
+spent(struct fconn *c, uint32_t n)
+{
+	struct rdzv_msg m;
+
+	rdzv_proto_init(&m, RDZV_OP_SPENT);
+	m.restart_count = n;
+	return rdzv_peer_msg(c->peer, &m);
+}
+
+START_TEST(restart_budget_carried)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .restarts = 3 };
+	struct fconn *a = join("a", &o), *b = join("b", &o);
+
+	/* A restarted daemon: the agents' job had spent 2 of 3 restarts. */
+	ck_assert_int_eq(a->msgs[0].version, RDZV_PROTO_VERSION_SPENT);
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->restart_count, 0);
+	ck_assert_int_eq(spent(a, 2), 0);
+	ck_assert_int_eq(spent(b, 1), 0);	/* never lowers it */
+	ck_assert_int_eq(say(b, RDZV_OP_FAILED), 0);
+	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->restart_count, 3);
+	ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->restart_count, 3);
+	/* The last one was the third: the next failure ends the job. */
+	ck_assert_int_eq(say(a, RDZV_OP_FAILED), 0);
+	ck_assert_int_eq(got(b, RDZV_OP_FAIL)->reason, RDZV_FAIL_RESTARTS);
+	bye(a);
+	bye(b);
+}
+END_TEST
+
+START_TEST(restart_budget_carry_capped)
+{
+	struct jopt o = { .min = 1, .max = 1, .node_rank = -1, .restarts = 2 };
+	struct fconn *a = join("a", &o);
+	struct fconn *x = calloc(1, sizeof(*x));
+	struct rdzv_msg m;
+
+	/* More than max counts as max: no restart left, the failure ends it. */
+	ck_assert_int_eq(spent(a, 1000), 0);
+	ck_assert_int_eq(say(a, RDZV_OP_FAILED), 0);
+	ck_assert_int_eq(got(a, RDZV_OP_FAIL)->reason, RDZV_FAIL_RESTARTS);
+	/* SPENT before JOIN is a protocol error. */
+	x->peer = rdzv_peer_new(eng, x);
+	rdzv_proto_init(&m, RDZV_OP_HELLO);
+	m.version = RDZV_PROTO_VERSION;
+	ck_assert_int_eq(rdzv_peer_msg(x->peer, &m), 0);
+	ck_assert_int_eq(spent(x, 1), -1);
+	rdzv_peer_gone(x->peer);
+	free(x);
+	bye(a);
+}
+END_TEST
+
 START_TEST(dead_node_by_keepalive)
 {
 	/*
@@ -628,6 +684,8 @@ test_suite(void)
 	tcase_add_test(tc, spare_then_takes_over);
 	tcase_add_test(tc, scale_up_below_max);
 	tcase_add_test(tc, restart_budget_job_wide);
+	tcase_add_test(tc, restart_budget_carried);
+	tcase_add_test(tc, restart_budget_carry_capped);
 	tcase_add_test(tc, dead_node_by_keepalive);
 	tcase_add_test(tc, max_jobs_refuses);
 	tcase_add_test(tc, orphan_job_forgotten);

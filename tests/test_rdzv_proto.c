@@ -13,7 +13,8 @@
 static const uint8_t all_ops[] = { RDZV_OP_HELLO, RDZV_OP_JOIN,
 	RDZV_OP_KEEPALIVE, RDZV_OP_FAILED, RDZV_OP_STOPPED, RDZV_OP_DONE,
 	RDZV_OP_LEAVE, RDZV_OP_WELCOME, RDZV_OP_STATUS, RDZV_OP_ROUND,
-	RDZV_OP_RESTART, RDZV_OP_FINISHED, RDZV_OP_FAIL, RDZV_OP_ERROR };
+	RDZV_OP_RESTART, RDZV_OP_FINISHED, RDZV_OP_FAIL, RDZV_OP_ERROR,
+	RDZV_OP_SPENT };
 
 /* A JOIN with every field set. */
 static void
@@ -82,6 +83,7 @@ START_TEST(roundtrip_every_op)
 	m.group_rank = 2;
 	m.version = 1;
 	m.reason = 3;
+	m.restart_count = 5;
 	if (all_ops[_i] == RDZV_OP_JOIN)
 		make_join(&m);
 	strcpy(m.text, "why not");
@@ -93,6 +95,8 @@ START_TEST(roundtrip_every_op)
 	ck_assert_uint_eq(used, (size_t)n);
 	ck_assert_int_eq(d.op, all_ops[_i]);
 	ck_assert_ptr_nonnull(rdzv_proto_opname(d.op));
+	if (d.op == RDZV_OP_SPENT || d.op == RDZV_OP_ROUND)
+		ck_assert_uint_eq(d.restart_count, 5);
 	/* The same bytes re-encode to the same frame. */
 	{
 		unsigned char again[4 + RDZV_FRAME_MAX];

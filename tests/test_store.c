@@ -26,6 +26,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "store_impl.h"
 #include "wire.h"
 #include "helper_main.h"
 
@@ -994,6 +995,67 @@ START_TEST(input_budget_pauses)
 }
 END_TEST
 
+START_TEST(out_watermark)
+{
+	/* Not paused: stop at high.  Paused: go on at high / 2 or less. */
+	ck_assert_int_eq(store_out_watermark(0, 100, 0), 0);
+	ck_assert_int_eq(store_out_watermark(99, 100, 0), 0);
+	ck_assert_int_eq(store_out_watermark(100, 100, 0), 1);
+	ck_assert_int_eq(store_out_watermark(1000, 100, 0), 1);
+	ck_assert_int_eq(store_out_watermark(99, 100, 1), 1);
+	ck_assert_int_eq(store_out_watermark(51, 100, 1), 1);
+	ck_assert_int_eq(store_out_watermark(50, 100, 1), 0);
+	ck_assert_int_eq(store_out_watermark(0, 100, 1), 0);
+	/* high 0: never paused, and a paused one goes on. */
+	ck_assert_int_eq(store_out_watermark((size_t)-1, 0, 0), 0);
+	ck_assert_int_eq(store_out_watermark((size_t)-1, 0, 1), 0);
+	ck_assert_int_eq(store_out_watermark(1, 1, 0), 1);
+	ck_assert_int_eq(store_out_watermark(1, 1, 1), 1);
+	ck_assert_int_eq(store_out_watermark(0, 1, 1), 0);
+}
+END_TEST
+
+START_TEST(output_high_water_pauses)
+{
+	enum { V = 16 * 1024, N = 1000 };	/* 16 MiB of replies */
+	static uint8_t val[V], reqs[N * 13], got[8 + V];
+	struct store_stats ss;
+	int fd, good, i;
+
+	lim.out_high = 64 * 1024;
+	lim.max_outbuf = 64 * 1024 * 1024;	/* not what stops it */
+	start();
+	good = cli();
+	fd = cli();
+	memset(val, 'v', sizeof val);
+	msend(good, bytes(str(op(V1_SET), "/big"), val, sizeof val));
+	for (i = 0; i < N; i++) {	/* GET "/big": opcode, u64 4, key */
+		reqs[i * 13] = V1_GET;
+		wire_enc_u64(reqs + i * 13 + 1, 4);
+		memcpy(reqs + i * 13 + 9, "/big", 4);
+	}
+	csend(fd, reqs, sizeof reqs);
+	for (i = 0; i < 200; i++)
+		pump();
+	/* Paused with its requests kept; its output stays near the mark. */
+	store_stats(st, &ss);
+	ck_assert_uint_ge(ss.out_paused_total, 1);
+	ck_assert_uint_le(ss.outbuf, 64 * 1024 + 8 + V);
+	msend(good, op(V1_GETNUMKEYS));
+	expect_i64(good, 1);
+	/* Reading resumes it: every reply arrives, complete and right. */
+	for (i = 0; i < N; i++) {
+		ck_assert_int_eq(crecv(fd, got, sizeof got), 0);
+		ck_assert(wire_get_u64(got) == V);
+		ck_assert(memcmp(got + 8, val, V) == 0);
+	}
+	store_stats(st, &ss);
+	ck_assert_uint_eq(ss.outbuf, 0);
+	close(fd);
+	close(good);
+}
+END_TEST
+
 START_TEST(request_timeout_not_reset)
 {
 	/* A SET whose 100-byte key never ends within the test. */
@@ -1106,6 +1168,8 @@ test_suite(void)
 	tcase_add_test(tc, big_value_in_pieces);
 	tcase_add_test(tc, input_budget_pauses);
 	tcase_add_test(tc, request_timeout_not_reset);
+	tcase_add_test(tc, out_watermark);
+	tcase_add_test(tc, output_high_water_pauses);
 	tcase_add_test(tc, barrier_op);
 	tcase_add_test(tc, listen_addresses);
 	suite_add_tcase(s, tc);

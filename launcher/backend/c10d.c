@@ -195,6 +195,22 @@ c10d_round_kept(struct c10d *c)
 	c->resumed = 0;
 }
 
+/* WELCOME from a server that takes SPENT (version 3): after a round,
+ * say how many restarts the job had spent, so that a restarted daemon,
+ * which forgot the job, does not give them back. */
+static void
+c10d_spent(struct c10d *c, const struct rdzv_msg *w)
+{
+	struct rdzv_msg m;
+
+	if (w->version < RDZV_PROTO_VERSION_SPENT || !c->had_round ||
+	    c->info.restart_count <= 0)
+		return;
+	rdzv_proto_init(&m, RDZV_OP_SPENT);
+	m.restart_count = (uint32_t)c->info.restart_count;
+	c10d_send(c, &m);
+}
+
 /* ROUND: this node's place; a fresh job store, then spawn. */
 static void
 c10d_round(struct c10d *c, const struct rdzv_msg *m)
@@ -304,6 +320,7 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 		c10d_link(c, L_UP);
 		break;
 	case RDZV_OP_WELCOME:
+		c10d_spent(c, m);
 		break;
 	case RDZV_OP_STATUS:
 		c10d_progress(c, m);

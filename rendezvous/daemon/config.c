@@ -37,6 +37,10 @@ const struct config_opt config_opts[] = {
 	  10000000ULL, "N", "most open client connections" },
 	{ "max-output", CONFIG_T_SIZE, OFF(limits.max_outbuf), 4 * KIB,
 	  64 * GIB, "BYTES", "unsent reply bytes per connection before it is dropped" },
+	{ "output-high-water", CONFIG_T_SIZE, OFF(limits.out_high), 0,
+	  64 * GIB, "BYTES", "unsent reply bytes per connection before it is not read, until half is left (0: never)" },
+	{ "max-output-total", CONFIG_T_SIZE, OFF(limits.max_outbuf_total), 0,
+	  1024 * GIB, "BYTES", "unsent reply bytes of all connections before the largest is dropped (at least 16 x max-value-size; 0: no limit)" },
 	{ "max-input", CONFIG_T_SIZE, OFF(limits.max_inbuf), 4 * KIB,
 	  64 * GIB, "BYTES", "buffered request bytes per connection" },
 	{ "max-input-total", CONFIG_T_SIZE, OFF(limits.max_inbuf_total), 0,
@@ -457,6 +461,8 @@ config_dump(const struct rdzvd_config *cfg, FILE *fp)
 	    l->max_key, l->max_value, l->max_keys_per_req, l->max_conns,
 	    l->max_outbuf, l->max_inbuf, l->max_inbuf_total,
 	    l->idle_timeout_ms, l->request_timeout_ms);
+	fprintf(fp, "output-high-water = %zu\nmax-output-total = %zu\n",
+	    l->out_high, l->max_outbuf_total);
 	fprintf(fp, "max-jobs = %zu\nmax-jobs-per-address = %zu\n"
 	    "job-orphan-timeout = %u\n", cfg->rdzv_limits.max_jobs,
 	    cfg->rdzv_limits.max_jobs_per_addr, cfg->rdzv_limits.orphan_ms);

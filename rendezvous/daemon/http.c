@@ -355,6 +355,13 @@ http_store_metrics(struct evbuffer *out, void *arg)
 	http_metric_value(out, "cgrun_rdzvd_connections_paused_total",
 	    "counter", "Times a connection was paused by max-input-total.",
 	    st.paused_total);
+	http_metric_value(out, "cgrun_rdzvd_output_buffered_bytes", "gauge",
+	    "Bytes of replies not sent yet, all connections.", st.outbuf);
+	http_metric_value(out, "cgrun_rdzvd_output_paused_total", "counter",
+	    "Times a connection was not read for output-high-water.",
+	    st.out_paused_total);
+	http_metric_value(out, "cgrun_rdzvd_output_dropped_total", "counter",
+	    "Connections dropped by max-output-total.", st.out_dropped);
 }
 
 /* The "store" member of /status. */

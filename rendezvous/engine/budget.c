@@ -13,3 +13,15 @@ budget_spend(uint32_t *spent, uint32_t max)
 	(*spent)++;
 	return 1;
 }
+
+/* Take the larger count, capped at max (see budget.h). */
+int
+budget_carry(uint32_t *spent, uint32_t carried, uint32_t max)
+{
+	if (carried > max)
+		carried = max;
+	if (carried <= *spent)
+		return 0;
+	*spent = carried;
+	return 1;
+}

@@ -17,4 +17,11 @@
  */
 int	budget_spend(uint32_t *spent, uint32_t max);
 
+/*
+ * Take a count of spent restarts carried from elsewhere (the agents of a
+ * job that a restarted daemon forgot): *spent becomes the larger of the
+ * two, at most max.  1 when *spent grew, else 0.
+ */
+int	budget_carry(uint32_t *spent, uint32_t carried, uint32_t max);
+
 #endif /* CGRUN_BUDGET_H */

@@ -397,6 +397,21 @@ act_failed_running(struct job *j, struct node *n)
 	job_new_round(j, why);
 }
 
+/* SPENT: a node says how many restarts the job had spent before this
+ * daemon knew it (a restarted daemon starts every job at 0); the budget
+ * keeps the larger count, so a daemon restart gives no restarts back. */
+void
+job_spent(struct job *j, struct node *n, uint32_t carried)
+{
+	char b[RDZV_HOST_MAX + 32];
+
+	if (!budget_carry(&j->restarts, carried, j->max_restarts))
+		return;
+	node_name(n, b, sizeof(b));
+	log_info("rdzv job=%s restarts=%u/%u carried by node %s", j->run_id,
+	    j->restarts, j->max_restarts, b);
+}
+
 /* A node stopped its workers (or they failed) after RESTART. */
 static void
 act_stopped_forming(struct job *j, struct node *n)

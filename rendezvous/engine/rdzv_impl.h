@@ -162,6 +162,7 @@ void	job_dispatch(struct job *, enum ev, struct node *);
 void	job_fail(struct job *, uint8_t, const char *);
 void	job_round_to(struct job *, struct node *);
 void	job_status_to(struct job *, struct node *);
+void	job_spent(struct job *, struct node *, uint32_t carried);
 
 /* job_bound.c */
 const char *job_bound_admit(struct rdzv_peer *, char *owner, size_t len,

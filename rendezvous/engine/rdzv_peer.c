@@ -204,7 +204,8 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 	return 0;
 }
 
-/* Accept the peer: WELCOME with its version. */
+/* Accept the peer: WELCOME with the version this server speaks (3: the
+ * client's, 1 or 2, and SPENT). */
 static int
 peer_welcome(struct rdzv_peer *p, uint16_t version)
 {
@@ -233,7 +234,7 @@ peer_hello(struct rdzv_peer *p, const struct rdzv_msg *m)
 		return peer_error(p, "%s", "authentication refused: this "
 		    "server has no --auth-token-file");
 	if (p->r->key == NULL)
-		return peer_welcome(p, RDZV_PROTO_VERSION);
+		return peer_welcome(p, RDZV_PROTO_VERSION_SPENT);
 	if (m->version != RDZV_PROTO_VERSION_AUTH) {
 		log_warnx("rdzv: refused a client without authentication");
 		return peer_error(p, "%s", "authentication required: this "
@@ -269,7 +270,7 @@ peer_auth(struct rdzv_peer *p, const struct rdzv_msg *m)
 	    a.proof) == -1)
 		return peer_error(p, "%s", "bad client nonce");
 	p->r->io.send(p->conn, &a, p->r->arg);
-	return peer_welcome(p, RDZV_PROTO_VERSION_AUTH);
+	return peer_welcome(p, RDZV_PROTO_VERSION_SPENT);
 }
 
 /* One message from a peer: the HELLO check, then node events. */
@@ -302,6 +303,12 @@ rdzv_peer_msg(struct rdzv_peer *p, const struct rdzv_msg *m)
 		if (m->op != RDZV_OP_KEEPALIVE)
 			job_dispatch(p->node->job, node_ev[m->op - 0x80],
 			    p->node);
+		return 0;
+	case RDZV_OP_SPENT:
+		if (p->state != PEER_JOINED)
+			return peer_error(p, "%s", "SPENT before JOIN");
+		node_alive(p->node);
+		job_spent(p->node->job, p->node, m->restart_count);
 		return 0;
 	default:
 		return peer_error(p, "unexpected %s from a client",

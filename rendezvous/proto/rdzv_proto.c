@@ -51,6 +51,7 @@ static const struct opdesc opdescs[] = {
 	{ RDZV_OP_LEAVE, "LEAVE", 0, { { F_U8, 0, 0 } } },
 	{ RDZV_OP_AUTH, "AUTH", 2, {
 	    STR(nonce, RDZV_NONCE_MAX), STR(proof, RDZV_NONCE_MAX) } },
+	{ RDZV_OP_SPENT, "SPENT", 1, { U32(restart_count, ANY) } },
 	{ RDZV_OP_WELCOME, "WELCOME", 1, { U16(version) } },
 	{ RDZV_OP_STATUS, "STATUS", 6, {
 	    U32(round, ANY), U32(joined, ANY), U32(min_nodes, ANY),

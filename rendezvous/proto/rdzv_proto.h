@@ -23,6 +23,7 @@
 
 #define RDZV_PROTO_VERSION	1
 #define RDZV_PROTO_VERSION_AUTH	2	/* HELLO: I authenticate (auth.h) */
+#define RDZV_PROTO_VERSION_SPENT 3	/* WELCOME: SPENT understood */
 
 /* Named maxima of every variable field (bytes, without a NUL). */
 #define RDZV_FRAME_MAX		2048	/* length field of one frame */
@@ -44,6 +45,7 @@
 #define RDZV_OP_DONE		0x85	/* my workers all exited 0 */
 #define RDZV_OP_LEAVE		0x86	/* I leave the job (not closing it) */
 #define RDZV_OP_AUTH		0x87	/* v2: my nonce and proof */
+#define RDZV_OP_SPENT		0x88	/* after WELCOME(3): restarts I saw spent */
 /* Server to client: */
 #define RDZV_OP_WELCOME		0xC0	/* version accepted */
 #define RDZV_OP_STATUS		0xC1	/* progress of the round being formed */
@@ -106,7 +108,7 @@ struct rdzv_msg {
 	uint32_t	group_world_size;	/* ROUND */
 	uint32_t	rank_base;		/* ROUND */
 	uint32_t	world_size;		/* ROUND */
-	uint32_t	restart_count;		/* ROUND */
+	uint32_t	restart_count;		/* ROUND SPENT */
 	uint8_t		reason;			/* FAIL */
 	char		text[RDZV_TEXT_MAX + 1];	/* FAILED RESTART FAIL ERROR */
 	char		nonce[RDZV_NONCE_MAX + 1];	/* AUTH CHALLENGE */

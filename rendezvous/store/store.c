@@ -20,6 +20,10 @@
 /* Defaults of the limits (see docs/store.md). */
 #define STORE_DEFAULT_MAX_CONNS		65536
 #define STORE_DEFAULT_MAX_OUTBUF	(128u * 1024 * 1024)
+#define STORE_DEFAULT_OUT_HIGH		(16u * 1024 * 1024)
+#define STORE_DEFAULT_MAX_OUTBUF_TOTAL	(1024u * 1024 * 1024)
+/* max-output-total holds at least this many values of max-value-size. */
+#define STORE_OUTBUF_TOTAL_VALUES	16
 #define STORE_DEFAULT_IDLE_TIMEOUT_MS	60000	/* a half-sent request */
 #define STORE_DEFAULT_MAX_INBUF_TOTAL	(64u * 1024 * 1024)
 #define STORE_DEFAULT_REQUEST_TIMEOUT_MS 30000	/* first to last byte */
@@ -36,6 +40,8 @@ store_limits_default(struct store_limits *l)
 	l->max_keys_per_req = WIRE_DEFAULT_MAX_KEYS;
 	l->max_conns = STORE_DEFAULT_MAX_CONNS;
 	l->max_outbuf = STORE_DEFAULT_MAX_OUTBUF;
+	l->out_high = STORE_DEFAULT_OUT_HIGH;
+	l->max_outbuf_total = STORE_DEFAULT_MAX_OUTBUF_TOTAL;
 	l->max_inbuf = WIRE_DEFAULT_MAX_REQUEST;
 	l->max_inbuf_total = STORE_DEFAULT_MAX_INBUF_TOTAL;
 	l->idle_timeout_ms = STORE_DEFAULT_IDLE_TIMEOUT_MS;
@@ -52,6 +58,19 @@ store_max_request(const struct store_limits *l)
 	return l->max_inbuf > set ? l->max_inbuf : set;
 }
 
+/* The reply bytes of all connections: max-output-total, but at least
+ * STORE_OUTBUF_TOTAL_VALUES replies of the largest value, so ranks that
+ * fetch large values at once are never cut off (0: no limit). */
+static size_t
+store_max_outbuf_total(const struct store_limits *l)
+{
+	size_t floor = STORE_OUTBUF_TOTAL_VALUES * l->max_value;
+
+	if (l->max_outbuf_total == 0)
+		return 0;
+	return l->max_outbuf_total > floor ? l->max_outbuf_total : floor;
+}
+
 /* A store on base with limits (NULL: defaults); NULL on ENOMEM. */
 struct store *
 store_new(struct event_base *base, const struct store_limits *lim)
@@ -65,6 +84,7 @@ store_new(struct event_base *base, const struct store_limits *lim)
 		st->lim = *lim;
 	else
 		store_limits_default(&st->lim);
+	st->lim.max_outbuf_total = store_max_outbuf_total(&st->lim);
 	st->wlim.max_key = st->lim.max_key;
 	st->wlim.max_value = st->lim.max_value;
 	st->wlim.max_keys = st->lim.max_keys_per_req;
@@ -176,4 +196,5 @@ store_stats(const struct store *st, struct store_stats *out)
 	out->keys = kv_count(st->kv);
 	out->inbuf = st->inbuf;
 	out->paused = st->npaused;
+	out->outbuf = st->outbuf;
 }

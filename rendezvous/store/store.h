@@ -17,6 +17,11 @@
  *    (max_inbuf_total: past it, connections in the middle of a request
  *    are not read, back-pressure rather than buffering); a request must
  *    be complete request_timeout_ms after its first byte.
+ *  - Memory for replies is bounded per connection (a connection with
+ *    out_high unsent bytes is not read until half of that is left; one
+ *    with max_outbuf unsent is dropped) and for all connections (past
+ *    max_outbuf_total, raised to 16 values of max_value, the connection
+ *    with the most unsent bytes is dropped).
  */
 #ifndef CGRUN_STORE_H
 #define CGRUN_STORE_H
@@ -36,6 +41,8 @@ struct store_limits {
 	size_t	max_keys_per_req;	/* keys in CHECK/WAIT/MULTI_* */
 	size_t	max_conns;		/* open client connections */
 	size_t	max_outbuf;		/* unsent reply bytes per connection */
+	size_t	out_high;		/* unsent bytes: stop reading; 0 = never */
+	size_t	max_outbuf_total;	/* unsent reply bytes, all connections */
 	size_t	max_inbuf;		/* buffered request bytes per connection */
 	size_t	max_inbuf_total;	/* buffered request bytes, all connections */
 	unsigned idle_timeout_ms;	/* half-sent request; 0 = none */
@@ -83,6 +90,9 @@ struct store_stats {
 	size_t		inbuf;		/* request bytes buffered, all connections */
 	size_t		paused;		/* connections not read (input budget) */
 	uint64_t	paused_total;	/* times a connection was paused */
+	size_t		outbuf;		/* unsent reply bytes, all connections */
+	uint64_t	out_paused_total;	/* times paused by output-high-water */
+	uint64_t	out_dropped;	/* dropped by max-output-total */
 };
 void	store_stats(const struct store *, struct store_stats *);
 

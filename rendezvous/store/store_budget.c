@@ -6,8 +6,9 @@
  * back-pressure through TCP, nothing more is buffered) until the total
  * falls below the limit again.  One connection, the leader, is always
  * read, so that one request of up to max-input completes even when the
- * others fill the budget; connections with nothing kept are always read,
- * so clients with small requests are served throughout.
+ * others fill the budget (a leader paused for its unsent output, in
+ * store_out.c, gives the lead up); connections with nothing kept are
+ * always read, so clients with small requests are served throughout.
  */
 #include <sys/queue.h>
 
@@ -20,7 +21,7 @@
 #include "store_impl.h"
 
 /* Wake every paused connection (they pause again on their next read if
- * the budget is still full). */
+ * the budget is still full); one paused for its output stays unread. */
 static void
 store_budget_resume_all(struct store *st)
 {
@@ -30,7 +31,7 @@ store_budget_resume_all(struct store *st)
 		TAILQ_REMOVE(&st->paused, c, plink);
 		c->paused = 0;
 		st->npaused--;
-		if (c->state < STORE_C_CLOSING)
+		if (c->state < STORE_C_CLOSING && !c->out_paused)
 			event_add(&c->rev, NULL);
 	}
 }

@@ -107,6 +107,7 @@ store_conn_free(struct store_conn *c)
 	event_del(&c->idle);
 	event_del(&c->deadline);
 	close(c->fd);
+	st->outbuf -= evbuffer_get_length(c->out);
 	evbuffer_free(c->out);
 	if (c->nin != NULL)
 		evbuffer_free(c->nin);

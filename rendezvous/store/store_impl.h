@@ -6,7 +6,8 @@
  *	store_conn.c	a connection's life: accept, states, drop, reap
  *	store_in.c	input: read, dialect detection, framing, native hand-off
  *	store_ops.c	the TCPStore request handlers (op_*) and kv callbacks
- *	store_out.c	output: reply bytes, the end-of-event flush
+ *	store_out.c	output: reply bytes, the end-of-event flush, the
+ *			output watermarks and max-output-total
  *	store_listen.c	listening sockets: bind, accept, pause on EMFILE
  *	store_budget.c	the input budget: buffered request bytes of all
  *			connections, pausing readers over max-input-total
@@ -23,9 +24,12 @@
  * reset); a DEAD connection is freed on the next loop turn.
  *
  * Apart from its state, a connection in the middle of a request may be
- * paused (store_budget.c: not read while max-input-total is used up) and
- * has two timers: idle (restarted by every byte) and deadline (started by
- * a request's first byte, moved only by a request served).
+ * paused (store_budget.c: not read while max-input-total is used up); any
+ * connection may be out_paused (store_out.c: not read while its unsent
+ * output is over output-high-water, until half of that is left; requests
+ * it already sent wait in its kept buffer); and it has two timers: idle
+ * (restarted by every byte) and deadline (started by a request's first
+ * byte, moved only by a request served), both stopped while out_paused.
  */
 #ifndef CGRUN_STORE_IMPL_H
 #define CGRUN_STORE_IMPL_H
@@ -74,7 +78,8 @@ struct store_conn {
 				 validated:1,	/* 2.x VALIDATE seen */
 				 slow:1,	/* dropped as a slow reader */
 				 tcpstore_ok:1,	/* tcpstore-allow */
-				 paused:1;	/* on st->paused: not read */
+				 paused:1,	/* on st->paused: not read */
+				 out_paused:1;	/* not read: output over high */
 	struct event		 rev, wev, idle, deadline;
 	uint64_t		 served;	/* requests served (deadline) */
 	uint8_t			*ibuf;	/* partial request, from its start */
@@ -103,6 +108,8 @@ struct store {
 	size_t			 nconns;
 	size_t			 inbuf;		/* sum of every c->icap */
 	size_t			 npaused;
+	size_t			 outbuf;	/* sum of every c->out's length */
+	time_t			 out_logged;	/* rate limit of the pause line */
 	struct store_conn	*leader;	/* always read (store_budget.c) */
 	time_t			 budget_logged;	/* rate limit of the log line */
 	time_t			 deadline_logged;	/* request-timeout's */
@@ -126,6 +133,7 @@ void	store_conn_reap(evutil_socket_t, short, void *);
 void	store_in_readcb(evutil_socket_t, short, void *);
 void	store_in_idlecb(evutil_socket_t, short, void *);
 void	store_in_deadlinecb(evutil_socket_t, short, void *);
+void	store_in_resume(struct store_conn *);
 
 /* store_budget.c */
 void	store_budget_grow(struct store *, size_t old_cap, size_t new_cap);
@@ -147,6 +155,9 @@ void	store_out_schedule(struct store_conn *);
 void	store_out_flush_all(struct store *);
 int	store_out_write(struct store_conn *);
 void	store_out_writecb(evutil_socket_t, short, void *);
+int	store_out_watermark(size_t unsent, size_t high, int paused);
+int	store_out_over(const struct store_conn *);
+void	store_out_pause(struct store_conn *);
 
 /* store_listen.c */
 void	store_listen_free_all(struct store *);

@@ -111,7 +111,7 @@ store_in_process(struct store_conn *c, const uint8_t *buf, size_t len)
 	size_t off = 0, used;
 	int rc;
 
-	while (off < len && c->state <= STORE_C_TCPSTORE) {
+	while (off < len && c->state <= STORE_C_TCPSTORE && !c->out_paused) {
 		if (c->state == STORE_C_NEW) {
 			if ((rc = store_in_detect(c, buf + off, len - off)) != 0)
 				return rc == 1 ? len : off;
@@ -129,6 +129,8 @@ store_in_process(struct store_conn *c, const uint8_t *buf, size_t len)
 		c->served++;
 		off += used;
 		wire_req_init(&c->req);
+		if (store_out_over(c))
+			store_out_pause(c);	/* the rest waits, kept */
 	}
 	return off;
 }
@@ -168,16 +170,12 @@ store_in_keep(struct store_conn *c, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* Serve what c has kept plus the new bytes; keep the rest. */
+/* Serve the complete requests c has kept; keep the rest. */
 static void
-store_in_kept(struct store_conn *c, const uint8_t *p, size_t len)
+store_in_serve_kept(struct store_conn *c)
 {
 	size_t used;
 
-	if (store_in_keep(c, p, len) == -1) {
-		store_conn_drop(c, LOG_LVL_WARN, "out of memory for input");
-		return;
-	}
 	if (c->req.need > c->ilen)
 		return;		/* the field in transit is not complete */
 	used = store_in_process(c, c->ibuf, c->ilen);
@@ -193,6 +191,17 @@ store_in_kept(struct store_conn *c, const uint8_t *p, size_t len)
 		c->ibuf = NULL;
 		c->icap = 0;
 	}
+}
+
+/* Serve what c has kept plus the new bytes; keep the rest. */
+static void
+store_in_kept(struct store_conn *c, const uint8_t *p, size_t len)
+{
+	if (store_in_keep(c, p, len) == -1) {
+		store_conn_drop(c, LOG_LVL_WARN, "out of memory for input");
+		return;
+	}
+	store_in_serve_kept(c);
 }
 
 /* New bytes from the peer: serve what is complete, keep the rest. */
@@ -245,6 +254,8 @@ store_in_timers_update(struct store_conn *c, uint64_t served_before)
 		store_budget_forget(c);
 		return;
 	}
+	if (c->out_paused)
+		return;		/* timers wait for its output (store_out.c) */
 	if (l->idle_timeout_ms != 0)
 		store_in_arm(&c->idle, l->idle_timeout_ms);
 	if (l->request_timeout_ms != 0 && (c->served != served_before ||
@@ -287,6 +298,26 @@ store_in_deadlinecb(evutil_socket_t fd, short what, void *arg)
 	st->deadline_quiet = 0;
 }
 
+/* c's output is down to the low-water mark: serve the requests it sent
+ * meanwhile, then read it again unless its output is high again or the
+ * input budget paused it.  Called inside a batch (store_out_flush). */
+void
+store_in_resume(struct store_conn *c)
+{
+	uint64_t served = c->served;
+
+	c->out_paused = 0;
+	if (c->ilen > 0)
+		store_in_serve_kept(c);
+	store_in_timers_update(c, served);
+	if (c->state >= STORE_C_CLOSING || c->out_paused)
+		return;
+	if (store_out_over(c))
+		store_out_pause(c);
+	else if (!c->paused)
+		event_add(&c->rev, NULL);
+}
+
 /* The socket is readable: read once, serve, flush everything touched. */
 void
 store_in_readcb(evutil_socket_t fd, short what, void *arg)
@@ -296,6 +327,10 @@ store_in_readcb(evutil_socket_t fd, short what, void *arg)
 	uint64_t served = c->served;
 	ssize_t n;
 
+	if (store_out_over(c)) {	/* replies from elsewhere (wake-ups) */
+		store_out_pause(c);
+		return;
+	}
 	if (c->ilen > 0 && store_budget_full(st)) {
 		store_budget_pause(c);
 		if (c->paused)

@@ -78,6 +78,8 @@ fs_setup_one(int i, int tiny)
 		lim.max_keys_per_req = 4;
 		lim.max_inbuf = 4096;
 		lim.max_outbuf = 4096;
+		lim.out_high = 1024;		/* pause and resume readers */
+		lim.max_outbuf_total = 2048;	/* raised to 16 x max_value */
 		lim.max_conns = 2;
 	}
 	if ((fs_stores[i] = store_new(fs_base, &lim)) == NULL ||

@@ -131,6 +131,11 @@ put("fuzz_rdzv", "round", two_nodes)
 put("fuzz_rdzv", "round-fail-restart", two_nodes + rec(0, FAILED) +
     rec(0, STOPPED) + rec(1, STOPPED) + rec(0, KEEP, 0x40))
 put("fuzz_rdzv", "round-done", two_nodes + rec(0, DONE) + rec(1, DONE))
+# A restarted daemon: the agents carry the restarts spent (SPENT, v3).
+SPENT = frame(0x88, struct.pack("<I", 2))
+put("fuzz_rdzv", "spent", two_nodes + rec(0, SPENT) + rec(1, SPENT) +
+    rec(0, FAILED) + rec(0, STOPPED) + rec(1, STOPPED))
+put("fuzz_rdzv_proto", "spent", SPENT)
 put("fuzz_rdzv", "reconnect", two_nodes + rec(1, HELLO + join(host="b", pid=2), 0x80) +
     rec(2, HELLO + join(host="c", pid=3, mn=1, mx=3)) + rec(2, LEAVE))
 # Authenticated handshake (protocol version 2): HELLO v2, then AUTH with
