@@ -282,6 +282,49 @@ START_TEST(client_unreachable)
 }
 END_TEST
 
+/* Free the backend and the options for the next case of a test. */
+static void
+client_again(void)
+{
+	if (bk != NULL)
+		bk->ops->free(bk);
+	bk = NULL;
+	options_free(&o);
+	memset(&seen, 0, sizeof(seen));
+}
+
+/* What site.c sets under a Slurm step: node id and is_host. */
+static void
+slurm_step(int node_id, int is_host)
+{
+	o.slurm_step = 1;
+	o.slurm_node_id = node_id;
+	o.slurm_is_host = is_host;
+}
+
+/* Under a Slurm step site.c's is_host decides, unless --rdzv-conf does:
+ * node 1 does not host an endpoint on this machine, node 0 does. */
+START_TEST(client_slurm_host)
+{
+	P("--rdzv-conf=read_timeout=0.3,close_timeout=0.2");
+	slurm_step(1, 0);
+	ck_assert_ptr_nonnull(bk = helper_backend_open(base, &o, 1, &seen, err,
+	    sizeof(err)));
+	ck_assert_int_eq(bk->ops->start(bk, err, sizeof(err)), 0);
+	ck_assert_int_eq(helper_backend_wait(base, &seen.fails, 1, 5000), 1);
+	ck_assert_msg(strstr(seen.fail_why, "cannot reach the rendezvous") !=
+	    NULL, "why: %s", seen.fail_why);
+	client_again();
+	P("--rdzv-conf=close_timeout=0.2");	/* node 0 hosts it */
+	slurm_step(0, 1);
+	client_start();
+	client_again();
+	P("--rdzv-conf=is_host=1,close_timeout=0.2");	/* the conf wins */
+	slurm_step(1, 0);
+	client_start();
+}
+END_TEST
+
 START_TEST(client_usage)
 {
 	helper_backend_parse(&o, (const char *const[]){ "cgrun", "--nnodes=2",
@@ -319,6 +362,7 @@ test_suite(void)
 	tcase_add_test(tc, client_done);
 	tcase_add_test(tc, client_auth);
 	tcase_add_test(tc, client_unreachable);
+	tcase_add_test(tc, client_slurm_host);
 	tcase_add_test(tc, client_usage);
 	suite_add_tcase(s, tc);
 	return s;

@@ -435,7 +435,10 @@ c10d_join(struct c10d *c)
 	snprintf(m.host, sizeof(m.host), "%s", c->me);
 	m.pid = (uint32_t)getpid();
 	m.nproc = (uint32_t)c->cfg.nproc;
-	m.node_rank = RDZV_NO_NODE_RANK;	/* c10d ignores it, as torchrun */
+	/* c10d ignores --node-rank, as torchrun; a Slurm step's node id
+	 * orders the group ranks (site.c) */
+	m.node_rank = c->cfg.opts->slurm_step ? c->cfg.opts->slurm_node_id :
+	    RDZV_NO_NODE_RANK;
 	m.min_nodes = (uint32_t)c->cfg.opts->nnodes_min;
 	m.max_nodes = (uint32_t)c->cfg.opts->nnodes_max;
 	m.max_restarts = (uint32_t)c->cfg.opts->max_restarts;
@@ -468,8 +471,9 @@ c10d_start(struct backend *b, char *err, size_t errlen)
 {
 	struct c10d *c = (struct c10d *)b;
 
-	c->hosted = c10d_host_new(b->base, c->host, c->port, c->conf.is_host,
-	    c->key);
+	c->hosted = c10d_host_new(b->base, c->host, c->port, c->conf.is_host !=
+	    -1 || !c->cfg.opts->slurm_step ? c->conf.is_host :
+	    c->cfg.opts->slurm_is_host, c->key);
 	/* connecting is bounded by read_timeout, and by join_timeout too:
 	 * a join that cannot even connect cannot take longer than a join */
 	c->connect_ms = c->conf.read_ms < c->conf.join_ms ? c->conf.read_ms :
