@@ -169,14 +169,21 @@ slurm_node_res() {
 	fi
 }
 
-# slurm_gres_conf: with fake GPUs, GresTypes=gpu for slurm.conf, the device
-# files and $SL_DIR/gres.conf (read from slurm.conf's directory).
-slurm_gres_conf() {
+# slurm_gpu_devices: with fake GPUs, the character devices gres.conf names
+# (slurmd refuses regular files); skip if they cannot be made.
+slurm_gpu_devices() {
 	[ "$SL_GPUS" -gt 0 ] || return 0
 	mkdir -p "$SL_DIR/dev"
 	for g in $(seq 0 $((SL_GPUS - 1))); do
-		mknod "$SL_DIR/dev/nvidia$g" c 195 "$g" || return 1
+		mknod "$SL_DIR/dev/nvidia$g" c 195 "$g" 2>/dev/null ||
+			slurm_skip "cannot mknod the fake GPUs' device files (no CAP_MKNOD?)"
 	done
+}
+
+# slurm_gres_conf: with fake GPUs, GresTypes=gpu for slurm.conf and
+# $SL_DIR/gres.conf (read from slurm.conf's directory).
+slurm_gres_conf() {
+	[ "$SL_GPUS" -gt 0 ] || return 0
 	echo "AutoDetect=off" >"$SL_DIR/gres.conf"
 	echo "Name=gpu File=$SL_DIR/dev/nvidia[0-$((SL_GPUS - 1))]" >>"$SL_DIR/gres.conf"
 	echo "GresTypes=gpu"
@@ -245,6 +252,7 @@ slurm_start() {
 	for i in $(slurm_nums); do
 		slurm_host "n$i" "$SL_NET.$i" || slurm_fail "cannot set up namespace n$i"
 	done
+	slurm_gpu_devices
 	slurm_conf
 	export SLURM_CONF="$SL_DIR/slurm.conf"
 	slurm_munge || slurm_fail "munged did not start"
