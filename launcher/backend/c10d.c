@@ -465,15 +465,23 @@ c10d_keepalive_cb(evutil_socket_t fd, short what, void *arg)
 	c10d_say(arg, RDZV_OP_KEEPALIVE);
 }
 
+/* is_host: --rdzv-conf's, else a Slurm step's (site.c), else -1. */
+static int
+c10d_is_host(const struct c10d *c)
+{
+	if (c->conf.is_host != -1 || !c->cfg.opts->slurm_step)
+		return c->conf.is_host;
+	return c->cfg.opts->slurm_is_host;
+}
+
 /* ops->start: host if we are the endpoint, then connect and join. */
 static int
 c10d_start(struct backend *b, char *err, size_t errlen)
 {
 	struct c10d *c = (struct c10d *)b;
 
-	c->hosted = c10d_host_new(b->base, c->host, c->port, c->conf.is_host !=
-	    -1 || !c->cfg.opts->slurm_step ? c->conf.is_host :
-	    c->cfg.opts->slurm_is_host, c->key);
+	c->hosted = c10d_host_new(b->base, c->host, c->port, c10d_is_host(c),
+	    c->key);
 	/* connecting is bounded by read_timeout, and by join_timeout too:
 	 * a join that cannot even connect cannot take longer than a join */
 	c->connect_ms = c->conf.read_ms < c->conf.join_ms ? c->conf.read_ms :
