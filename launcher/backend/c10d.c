@@ -393,6 +393,22 @@ c10d_resent(struct c10d *c)
 		c10d_say(c, RDZV_OP_STOPPED);
 }
 
+/*
+ * The endpoint is this machine, reached over loopback because its name
+ * resolves to loopback here (Debian's "127.0.1.1 myhost"): advertise the
+ * job store by that name, which the other nodes resolve to this machine,
+ * rather than by a loopback address they cannot reach.
+ */
+static void
+c10d_store_addr_name(struct c10d *c, const struct sockaddr *sa)
+{
+	if (!c10d_host_sa_loopback(sa) || !c10d_host_loopback_name(c->host))
+		return;
+	log_info("c10d: advertising the job store as %s, not %s (a loopback "
+	    "address)", c->host, c->store_addr);
+	snprintf(c->store_addr, sizeof(c->store_addr), "%s", c->host);
+}
+
 /* HELLO and JOIN, once connected. */
 void
 c10d_hello(struct c10d *c)
@@ -405,9 +421,11 @@ c10d_hello(struct c10d *c)
 		snprintf(c->store_addr, sizeof(c->store_addr), "%s",
 		    c->cfg.opts->local_addr);
 	else if (getsockname(bufferevent_getfd(c->bev), (struct sockaddr *)&ss,
-	    &sl) == 0)
+	    &sl) == 0) {
 		getnameinfo((struct sockaddr *)&ss, sl, c->store_addr,
 		    sizeof(c->store_addr), NULL, 0, NI_NUMERICHOST);
+		c10d_store_addr_name(c, (struct sockaddr *)&ss);
+	}
 	bufferevent_write(c->bev, WIRE_NATIVE_MAGIC, WIRE_NATIVE_MAGIC_LEN);
 	c10d_link(c, L_HELLO);
 	rdzv_proto_init(&m, RDZV_OP_HELLO);
