@@ -919,6 +919,105 @@ START_TEST(real_machine_lean)
 }
 END_TEST
 
+/* A plan whose ranks may use only the cpus of list (plan_opts.allowed_cpus). */
+static struct plan *
+mkplan_allowed(const char *machine, int nproc, const char *cpu_bind,
+    const char *list)
+{
+	struct plan_opts o;
+	struct plan *p;
+
+	memset(&o, 0, sizeof(o));
+	o.cpu_bind = cpu_bind;
+	o.allowed_cpus = list;
+	setenv("HWLOC_XMLFILE", gpu_fixture(machine), 1);
+	p = plan_new(nproc, &o, err, sizeof(err));
+	ck_assert_msg(p != NULL, "plan_new: %s", err);
+	return p;
+}
+
+/*
+ * Slurm gave the step half of package 1 (24-35,72-83): ranks of package
+ * 1's GPUs split those cpus; ranks whose GPU is on package 0 (nothing of
+ * it allowed) are bound within the allowed cpus too, never outside.
+ */
+START_TEST(g4dn_allowed_cpus)
+{
+	static const char allowed[] = "24-35,72-83";
+	struct plan *p = mkplan_allowed("g4dn-2socket-8gpu", 8, NULL, allowed);
+	int r;
+
+	for (r = 0; r < 8; r++)
+		expect_rank(p, r, g4_bus[r], "1", allowed, 0);
+	expect_disjoint(p);
+	expect_union(p, 0, 8, allowed);
+	plan_free(p);
+	/* only the package-1 GPUs' ranks: each a share of the allowed cpus */
+	p = mkplan_allowed("g4dn-2socket-8gpu", 8, "numa", "24-47,72-95");
+	for (r = 0; r < 8; r++)
+		expect_rank(p, r, g4_bus[r], "1", G4_PKG1, 48);
+	plan_free(p);
+	/* not cpus of this machine: a clear error */
+	setenv("HWLOC_XMLFILE", gpu_fixture("g4dn-2socket-8gpu"), 1);
+	{
+		struct plan_opts o;
+
+		memset(&o, 0, sizeof(o));
+		o.allowed_cpus = "500-510";
+		ck_assert_ptr_null(plan_new(2, &o, err, sizeof(err)));
+		ck_assert_ptr_nonnull(strstr(err, "allowed cpus \"500-510\""));
+		o.allowed_cpus = "zero";
+		ck_assert_ptr_null(plan_new(2, &o, err, sizeof(err)));
+		ck_assert_ptr_nonnull(strstr(err, "allowed cpus"));
+	}
+}
+END_TEST
+
+/*
+ * On the live machine a plan stays within the affinity cgrun inherited
+ * (taskset, srun --cpu-bind): with only the last cpu allowed, both ranks
+ * share it and the JSON plan says why; a fixture topology, numbered
+ * otherwise, is not limited by it.
+ */
+START_TEST(real_machine_inherited)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t before, one;
+	char got[64], want[16];
+	struct plan *p;
+	FILE *f;
+	char buf[8192];
+	size_t n;
+
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(before), &before), 0);
+	if (ncpu < 2 || CPU_COUNT(&before) < 2)
+		return;		/* one cpu: nothing to limit (asserted below) */
+	CPU_ZERO(&one);
+	CPU_SET(ncpu - 1, &one);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	snprintf(want, sizeof(want), "%d", ncpu - 1);
+	p = mkplan(NULL, 2, "cores", NULL, NULL);
+	ck_assert_str_eq(env(p, 0, "CGRUN_CPUSET"), want);
+	ck_assert_str_eq(env(p, 1, "CGRUN_CPUSET"), want);
+	child_affinity(p, 1, got, sizeof(got));
+	ck_assert_str_eq(got, want);
+	f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	plan_print(p, f, 1);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	ck_assert_msg(strstr(buf, "\"cpus_allowed_by\":\"inherited affinity\"")
+	    != NULL, "plan JSON: %s", buf);
+	plan_free(p);
+	p = mkplan("g4dn-2socket-8gpu", 8, NULL, NULL, NULL);
+	ck_assert_str_eq(env(p, 0, "CGRUN_CPUSET"), "0-5,48-53");
+	plan_free(p);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof(before), &before), 0);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -947,6 +1046,8 @@ test_suite(void)
 	tcase_add_test(tc, real_machine_binding);
 	tcase_add_test(tc, real_machine_mempolicy);
 	tcase_add_test(tc, real_machine_lean);
+	tcase_add_test(tc, g4dn_allowed_cpus);
+	tcase_add_test(tc, real_machine_inherited);
 	suite_add_tcase(s, tc);
 	return s;
 }

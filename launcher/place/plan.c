@@ -243,6 +243,8 @@ plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
 	p->nnuma = hwloc_get_nbobjs_by_type(p->topo, HWLOC_OBJ_NUMANODE);
 	if (plan_check_gpus(p, err, errlen) == -1)
 		goto fail;
+	if (plan_allowed(p, o->allowed_cpus, err, errlen) == -1)
+		goto fail;
 	if (plan_alloc_ranks(p) == -1) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -273,6 +275,7 @@ plan_free(struct plan *p)
 		hwloc_bitmap_free(p->r[r].nodeset);
 	}
 	free(p->r);
+	hwloc_bitmap_free(p->allowed);
 	if (p->topo != NULL)
 		hwloc_topology_destroy(p->topo);
 	free(p);

@@ -35,6 +35,12 @@ struct plan_opts {
 	 * full), "bind" (strict: allocations fail rather than spill), "none".
 	 */
 	const char	*mem_bind;
+	/*
+	 * The cpus ranks may be bound to, as a cpu list ("0-3,8"), or NULL:
+	 * on the live machine the cpus cgrun itself may run on (its inherited
+	 * affinity within its cgroup cpuset), else all.  See plan_allowed.c.
+	 */
+	const char	*allowed_cpus;
 };
 
 /* Validate the option values alone (for early usage errors): 0 or -1+err. */

@@ -3,7 +3,8 @@
  * by the binding mode (the GPU's non-I/O ancestor, its NUMA node(s), its
  * package, one L3 complex, or the whole machine), then a share of that
  * anchor split by whole cores among the ranks that share it, and the NUMA
- * nodes of the resulting cpuset for its memory.
+ * nodes of the resulting cpuset for its memory.  Anchors are first limited
+ * to the cpus the job may use (plan_allowed.c).
  */
 #include <stdlib.h>
 
@@ -259,6 +260,7 @@ plan_cpus(struct plan *p)
 	plan_cpus_anchors(p);
 	if (p->mode == BIND_NONE)
 		return;
+	plan_allowed_limit(p);
 	if (plan_modes[p->mode].split && p->mode != BIND_CORES)
 		plan_cpus_unnest(p);
 	for (r = 0; r < p->nproc; r++) {

@@ -33,10 +33,17 @@ plan_print_line(const struct plan *p, int r, char *line, size_t len)
 static void
 plan_print_header(const struct plan *p, char *line, size_t len)
 {
-	snprintf(line, len, "placement nproc=%d gpus=%d gpu_source=%s "
+	char cpus[1024];
+	int n;
+
+	n = snprintf(line, len, "placement nproc=%d gpus=%d gpu_source=%s "
 	    "cpu_bind=%s mem_bind=%s gpu_visibility=%s", p->nproc, p->ngpu,
 	    p->source, plan_modes[p->mode].name, plan_binds_memory(p) ?
 	    plan_mem_names[p->mem] : "none", p->own ? "own" : "all");
+	if (p->allowed != NULL && n > 0 && (size_t)n < len)
+		snprintf(line + n, len - (size_t)n, " cpus_allowed=%s "
+		    "cpus_allowed_by=\"%s\"", plan_list(p->allowed, cpus,
+		    sizeof(cpus)), p->allowed_why);
 }
 
 /* A bitmap as a JSON array of its indexes. */
@@ -100,6 +107,10 @@ plan_print_json(const struct plan *p)
 	    plan_binds_memory(p) ? plan_mem_names[p->mem] : "none"));
 	json_object_object_add(o, "gpu_visibility",
 	    json_object_new_string(p->own ? "own" : "all"));
+	json_object_object_add(o, "cpus_allowed", p->allowed != NULL ?
+	    plan_print_json_list(p->allowed) : NULL);
+	json_object_object_add(o, "cpus_allowed_by", p->allowed != NULL ?
+	    json_object_new_string(p->allowed_why) : NULL);
 	a = json_object_new_array();
 	for (r = 0; r < p->nproc; r++)
 		json_object_array_add(a, plan_print_json_rank(p, r));

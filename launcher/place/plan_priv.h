@@ -57,8 +57,14 @@ struct plan {
 	int			 own;		/* gpu-visibility own */
 	int			 mem_asked;	/* --mem-bind given explicitly */
 	int			 nnuma;		/* NUMA nodes of the machine */
+	hwloc_bitmap_t		 allowed;	/* cpus ranks may use; NULL: all */
+	const char		*allowed_why;	/* what limited them */
 	struct rank_plan	*r;
 };
+
+/* Find the cpus ranks may use, limit anchors to them (plan_allowed.c). */
+int	plan_allowed(struct plan *, const char *list, char *err, size_t errlen);
+void	plan_allowed_limit(struct plan *);
 
 /* Give every rank its anchor, cpuset and memory nodes (plan_cpus.c). */
 void	plan_cpus(struct plan *);
