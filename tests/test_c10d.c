@@ -6,8 +6,10 @@
  * the job's restart budget spent by the engine, the exit barrier, the
  * authenticated handshake, an endpoint nobody serves, usage errors.
  */
+#include <arpa/inet.h>
 #include <check.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 
 #include "backend.h"
 #include "c10d_conf.h"
+#include "c10d_host.h"
 #include "endpoint.h"
 #include "exitcodes.h"
 #include "options.h"
@@ -282,6 +285,82 @@ START_TEST(client_unreachable)
 }
 END_TEST
 
+/* Free the backend and the options for the next case of a test. */
+static void
+client_again(void)
+{
+	if (bk != NULL)
+		bk->ops->free(bk);
+	bk = NULL;
+	options_free(&o);
+	memset(&seen, 0, sizeof(seen));
+}
+
+/* What site.c sets under a Slurm step: node id and is_host. */
+static void
+slurm_step(int node_id, int is_host)
+{
+	o.slurm_step = 1;
+	o.slurm_node_id = node_id;
+	o.slurm_is_host = is_host;
+}
+
+/* Under a Slurm step site.c's is_host decides, unless --rdzv-conf does:
+ * node 1 does not host an endpoint on this machine, node 0 does. */
+START_TEST(client_slurm_host)
+{
+	P("--rdzv-conf=read_timeout=0.3,close_timeout=0.2");
+	slurm_step(1, 0);
+	ck_assert_ptr_nonnull(bk = helper_backend_open(base, &o, 1, &seen, err,
+	    sizeof(err)));
+	ck_assert_int_eq(bk->ops->start(bk, err, sizeof(err)), 0);
+	ck_assert_int_eq(helper_backend_wait(base, &seen.fails, 1, 5000), 1);
+	ck_assert_msg(strstr(seen.fail_why, "cannot reach the rendezvous") !=
+	    NULL, "why: %s", seen.fail_why);
+	client_again();
+	P("--rdzv-conf=close_timeout=0.2");	/* node 0 hosts it */
+	slurm_step(0, 1);
+	client_start();
+	client_again();
+	P("--rdzv-conf=is_host=1,close_timeout=0.2");	/* the conf wins */
+	slurm_step(1, 0);
+	client_start();
+}
+END_TEST
+
+/* Loopback addresses, and names that are not loopback names. */
+START_TEST(loopback)
+{
+	static const struct { const char *a; int want; } v[] = {
+		{ "127.0.0.1", 1 }, { "127.0.1.1", 1 }, { "10.0.0.1", 0 },
+		{ "::1", 1 }, { "::ffff:127.0.1.1", 1 }, { "::ffff:10.0.0.1", 0 },
+		{ "fe80::1", 0 },
+	};
+	struct sockaddr_storage ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		memset(&ss, 0, sizeof(ss));
+		if (inet_pton(AF_INET, v[i].a, &s4->sin_addr) == 1)
+			s4->sin_family = AF_INET;
+		else {
+			ck_assert_int_eq(inet_pton(AF_INET6, v[i].a,
+			    &s6->sin6_addr), 1);
+			s6->sin6_family = AF_INET6;
+		}
+		ck_assert_msg(c10d_host_sa_loopback((struct sockaddr *)&ss) ==
+		    v[i].want, "%s", v[i].a);
+	}
+	/* literals and localhost are what they say, not names to replace */
+	ck_assert_int_eq(c10d_host_loopback_name("localhost"), 0);
+	ck_assert_int_eq(c10d_host_loopback_name("127.0.1.1"), 0);
+	ck_assert_int_eq(c10d_host_loopback_name("::1"), 0);
+	ck_assert_int_eq(c10d_host_loopback_name("no-such-host.invalid"), 0);
+}
+END_TEST
+
 START_TEST(client_usage)
 {
 	helper_backend_parse(&o, (const char *const[]){ "cgrun", "--nnodes=2",
@@ -319,6 +398,8 @@ test_suite(void)
 	tcase_add_test(tc, client_done);
 	tcase_add_test(tc, client_auth);
 	tcase_add_test(tc, client_unreachable);
+	tcase_add_test(tc, client_slurm_host);
+	tcase_add_test(tc, loopback);
 	tcase_add_test(tc, client_usage);
 	suite_add_tcase(s, tc);
 	return s;

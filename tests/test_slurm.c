@@ -477,6 +477,82 @@ START_TEST(port_taken)
 }
 END_TEST
 
+/* is_host follows SLURM_NODEID 0 for an endpoint on the step's first host. */
+START_TEST(is_host_rule)
+{
+	step_env("0");
+	read_ok();
+	ck_assert_int_eq(slurm_is_host(&si, "n02"), 1);
+	ck_assert_int_eq(slurm_is_host(&si, "N02"), 1);	/* DNS ignores case */
+	ck_assert_int_eq(slurm_is_host(&si, "n03"), -1);	/* not the first */
+	ck_assert_int_eq(slurm_is_host(&si, "daemon"), -1);
+	ck_assert_int_eq(slurm_is_host(&si, NULL), -1);
+	step_env("1");
+	read_ok();
+	ck_assert_int_eq(slurm_is_host(&si, "n02"), 0);	/* whatever DNS says */
+	unsetenv("SLURM_NODEID");
+	read_ok();
+	ck_assert_int_eq(slurm_is_host(&si, "n02"), -1);
+	/* outside a step: the heuristic */
+	setup();
+	setenv("SLURM_JOB_ID", "4242", 1);
+	setenv("SLURM_JOB_NODELIST", "n[01-03]", 1);
+	setenv("SLURM_NODEID", "0", 1);
+	read_ok();
+	ck_assert_int_eq(slurm_is_host(&si, "n01"), -1);
+}
+END_TEST
+
+/* site_apply hands the c10d backend the step's node id and is_host. */
+START_TEST(site_node_order)
+{
+	struct cgrun_options o;
+
+	step_env("1");
+	ck_assert_msg(apply(&o, NULL) == 0, "%s", err);
+	ck_assert_int_eq(o.slurm_step, 1);
+	ck_assert_int_eq(o.slurm_node_id, 1);
+	ck_assert_int_eq(o.slurm_is_host, 0);
+	options_free(&o);
+	step_env("0");
+	ck_assert_msg(apply(&o, NULL) == 0, "%s", err);
+	ck_assert_int_eq(o.slurm_node_id, 0);
+	ck_assert_int_eq(o.slurm_is_host, 1);
+	options_free(&o);
+	/* the user's own port on the step's first host: still node 0 */
+	ck_assert_msg(apply(&o, "--rdzv-backend=c10d",
+	    "--rdzv-endpoint=n02:29500", NULL) == 0, "%s", err);
+	ck_assert_int_eq(o.slurm_step, 1);
+	ck_assert_int_eq(o.slurm_is_host, 1);
+	options_free(&o);
+	/* a site daemon: the node order still, is_host by the heuristic */
+	setenv("CGRUN_RDZV_ENDPOINT", "daemon:29400", 1);
+	ck_assert_msg(apply(&o, NULL) == 0, "%s", err);
+	ck_assert_int_eq(o.slurm_step, 1);
+	ck_assert_int_eq(o.slurm_node_id, 0);
+	ck_assert_int_eq(o.slurm_is_host, -1);
+	options_free(&o);
+	unsetenv("CGRUN_RDZV_ENDPOINT");
+	/* not c10d: nothing */
+	ck_assert_msg(apply(&o, "--rdzv-backend=static", "--node-rank=0", NULL)
+	    == 0, "%s", err);
+	ck_assert_int_eq(o.slurm_step, 0);
+	options_free(&o);
+	/* CGRUN_SLURM=0, or outside a step: nothing */
+	setenv("CGRUN_SLURM", "0", 1);
+	ck_assert_msg(apply(&o, "--nnodes=2", "--rdzv-backend=c10d",
+	    "--rdzv-endpoint=n02:1", "--rdzv-id=x", NULL) == 0, "%s", err);
+	ck_assert_int_eq(o.slurm_step, 0);
+	options_free(&o);
+	unsetenv("CGRUN_SLURM");
+	unsetenv("SLURM_STEP_ID");
+	ck_assert_msg(apply(&o, NULL) == 0, "%s", err);
+	ck_assert_str_eq(o.rdzv_id, "4242");
+	ck_assert_int_eq(o.slurm_step, 0);
+	options_free(&o);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -497,6 +573,8 @@ test_suite(void)
 	tcase_add_test(tc, malformed_step);
 	tcase_add_test(tc, site_precedence);
 	tcase_add_test(tc, port_taken);
+	tcase_add_test(tc, is_host_rule);
+	tcase_add_test(tc, site_node_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

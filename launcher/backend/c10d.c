@@ -410,6 +410,22 @@ c10d_resent(struct c10d *c)
 		c10d_say(c, RDZV_OP_STOPPED);
 }
 
+/*
+ * The endpoint is this machine, reached over loopback because its name
+ * resolves to loopback here (Debian's "127.0.1.1 myhost"): advertise the
+ * job store by that name, which the other nodes resolve to this machine,
+ * rather than by a loopback address they cannot reach.
+ */
+static void
+c10d_store_addr_name(struct c10d *c, const struct sockaddr *sa)
+{
+	if (!c10d_host_sa_loopback(sa) || !c10d_host_loopback_name(c->host))
+		return;
+	log_info("c10d: advertising the job store as %s, not %s (a loopback "
+	    "address)", c->host, c->store_addr);
+	snprintf(c->store_addr, sizeof(c->store_addr), "%s", c->host);
+}
+
 /* HELLO and JOIN, once connected. */
 void
 c10d_hello(struct c10d *c)
@@ -422,9 +438,11 @@ c10d_hello(struct c10d *c)
 		snprintf(c->store_addr, sizeof(c->store_addr), "%s",
 		    c->cfg.opts->local_addr);
 	else if (getsockname(bufferevent_getfd(c->bev), (struct sockaddr *)&ss,
-	    &sl) == 0)
+	    &sl) == 0) {
 		getnameinfo((struct sockaddr *)&ss, sl, c->store_addr,
 		    sizeof(c->store_addr), NULL, 0, NI_NUMERICHOST);
+		c10d_store_addr_name(c, (struct sockaddr *)&ss);
+	}
 	bufferevent_write(c->bev, WIRE_NATIVE_MAGIC, WIRE_NATIVE_MAGIC_LEN);
 	c10d_link(c, L_HELLO);
 	rdzv_proto_init(&m, RDZV_OP_HELLO);
@@ -452,7 +470,10 @@ c10d_join(struct c10d *c)
 	snprintf(m.host, sizeof(m.host), "%s", c->me);
 	m.pid = (uint32_t)getpid();
 	m.nproc = (uint32_t)c->cfg.nproc;
-	m.node_rank = RDZV_NO_NODE_RANK;	/* c10d ignores it, as torchrun */
+	/* c10d ignores --node-rank, as torchrun; a Slurm step's node id
+	 * orders the group ranks (site.c) */
+	m.node_rank = c->cfg.opts->slurm_step ? c->cfg.opts->slurm_node_id :
+	    RDZV_NO_NODE_RANK;
 	m.min_nodes = (uint32_t)c->cfg.opts->nnodes_min;
 	m.max_nodes = (uint32_t)c->cfg.opts->nnodes_max;
 	m.max_restarts = (uint32_t)c->cfg.opts->max_restarts;
@@ -479,13 +500,22 @@ c10d_keepalive_cb(evutil_socket_t fd, short what, void *arg)
 	c10d_say(arg, RDZV_OP_KEEPALIVE);
 }
 
+/* is_host: --rdzv-conf's, else a Slurm step's (site.c), else -1. */
+static int
+c10d_is_host(const struct c10d *c)
+{
+	if (c->conf.is_host != -1 || !c->cfg.opts->slurm_step)
+		return c->conf.is_host;
+	return c->cfg.opts->slurm_is_host;
+}
+
 /* ops->start: host if we are the endpoint, then connect and join. */
 static int
 c10d_start(struct backend *b, char *err, size_t errlen)
 {
 	struct c10d *c = (struct c10d *)b;
 
-	c->hosted = c10d_host_new(b->base, c->host, c->port, c->conf.is_host,
+	c->hosted = c10d_host_new(b->base, c->host, c->port, c10d_is_host(c),
 	    c->key);
 	/* connecting is bounded by read_timeout, and by join_timeout too:
 	 * a join that cannot even connect cannot take longer than a join */

@@ -3,17 +3,21 @@
  * as torchrun's is_host: when the c10d endpoint is this machine, the
  * agent serves the engine (rendezvous/engine/) on its own store, on the
  * endpoint's port, and the agent's c10d client connects to it like any
- * other node's.
+ * other node's.  A host name that resolves to loopback here (Debian's
+ * "127.0.1.1 myhost") is served on every address, since the other nodes
+ * reach this machine by their own resolution of the name.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "c10d_host.h"
@@ -74,6 +78,46 @@ c10d_host_is_me(const char *host)
 	return found;
 }
 
+/* Loopback address (c10d_host.h)? */
+int
+c10d_host_sa_loopback(const struct sockaddr *sa)
+{
+	const struct sockaddr_in6 *s6;
+	const uint8_t *b;
+
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)(const void *)sa)->
+		    sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family != AF_INET6)
+		return 0;
+	s6 = (const struct sockaddr_in6 *)(const void *)sa;
+	b = s6->sin6_addr.s6_addr;
+	return IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+	    (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) && b[12] == 127);
+}
+
+/* A name that resolves to loopback only here (c10d_host.h)? */
+int
+c10d_host_loopback_name(const char *host)
+{
+	struct addrinfo hints, *res, *ai;
+	unsigned char buf[sizeof(struct in6_addr)];
+	int all = 1;
+
+	if (strcasecmp(host, "localhost") == 0 ||
+	    inet_pton(AF_INET, host, buf) == 1 ||
+	    inet_pton(AF_INET6, host, buf) == 1)
+		return 0;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return 0;
+	for (ai = res; ai != NULL && all; ai = ai->ai_next)
+		all = c10d_host_sa_loopback(ai->ai_addr);
+	freeaddrinfo(res);
+	return all;
+}
+
 /* Serve the engine on host:port if is_host says so (c10d_host.h). */
 struct c10d_host *
 c10d_host_new(struct event_base *base, const char *host, int port,
@@ -81,14 +125,18 @@ c10d_host_new(struct event_base *base, const char *host, int port,
 {
 	struct c10d_host *h;
 	char err[256] = "out of memory";
-	int bound;
+	int bound, every;
 
 	if (is_host == 0 || (is_host == -1 && !c10d_host_is_me(host)))
 		return NULL;
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return NULL;
+	if ((every = c10d_host_loopback_name(host)))
+		log_info("c10d: %s is a loopback address here; the rendezvous "
+		    "listens on every address, for the other nodes", host);
 	if ((h->store = store_new(base, NULL)) == NULL ||
-	    store_listen(h->store, host, port, &bound, err, sizeof(err)) == -1 ||
+	    store_listen(h->store, every ? NULL : host, port, &bound, err,
+	    sizeof(err)) == -1 ||
 	    (h->engine = rdzv_attach(h->store, base)) == NULL ||
 	    rdzv_set_auth(h->engine, key) == -1) {
 		log_info("c10d: not hosting the rendezvous on %s:%d: %s",

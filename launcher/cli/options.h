@@ -92,6 +92,10 @@ struct cgrun_options {
 	/* derived */
 	int	 signals[32];			/* signals forwarded, 0-ended */
 	int	 explicit_master_port;
+	/* set by site.c under a Slurm step (0: not in one), for c10d.c */
+	int	 slurm_step;
+	int	 slurm_node_id;			/* SLURM_NODEID: group rank order */
+	int	 slurm_is_host;			/* -1: heuristic, else 0 or 1 */
 };
 
 /* Parse argv (and PET_* from the environment) into o; see the contract. */

@@ -14,6 +14,9 @@
  *                    (slurm/slurm.h), PBS_JOBID, LSB_JOBID, FLUX_JOB_ID
  *   --nnodes         under Slurm, the step's (or the job's) node count
  *   --rdzv-conf      rdzv_conf in the site file
+ *   group ranks      under a Slurm step, in SLURM_NODEID order, and the
+ *                    agent of SLURM_NODEID 0 hosts an endpoint on the
+ *                    step's first host (c10d backend; slurm/slurm.h)
  *   --hang-timeout   hang_timeout in the site file (single-node jobs too)
  *
  * Command-line options (and torchrun's PET_* variables) always win; -v logs
@@ -27,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "endpoint.h"
 #include "log.h"
 #include "options.h"
 #include "site.h"
@@ -211,6 +215,29 @@ site_run_id(struct cgrun_options *o, const struct slurm_info *si, char *err,
 	return -1;
 }
 
+/*
+ * Under a Slurm step, for the c10d backend: the step's SLURM_NODEID orders
+ * group ranks, and says whether this agent hosts the endpoint (when that
+ * is the step's first host and --rdzv-conf has no is_host).
+ */
+static void
+site_slurm_node(struct cgrun_options *o, const struct slurm_info *si)
+{
+	char host[HOSTLIST_NAME_MAX + 1];
+	int port;
+
+	if (!si->in_step || si->node_id < 0)
+		return;
+	o->slurm_step = 1;
+	o->slurm_node_id = si->node_id;
+	o->slurm_is_host = endpoint_parse(o->rdzv_endpoint, host, sizeof(host),
+	    &port, 0) == 0 ? slurm_is_host(si, host) : -1;
+	log_info("site: group rank order from SLURM_NODEID=%d; is_host %s",
+	    si->node_id, o->slurm_is_host == -1 ? "by torchrun's heuristic "
+	    "(the endpoint is not the step's first host)" : o->slurm_is_host ?
+	    "yes (SLURM_NODEID 0 of the step)" : "no (not SLURM_NODEID 0)");
+}
+
 /* --hang-timeout from the site file, when not given; -1 with err. */
 static int
 site_hang(struct cgrun_options *o, const struct site_file *sf, char *err,
@@ -260,6 +287,8 @@ site_apply(struct cgrun_options *o, char *err, size_t errlen)
 	    (site_run_id(o, &si, err, errlen) == -1 ||
 	    (from_site == 2 && slurm_port_check(&si, err, errlen) == -1)))
 		goto out;
+	if (o->rdzv_backend != NULL && strcmp(o->rdzv_backend, "c10d") == 0)
+		site_slurm_node(o, &si);
 	rc = 0;
 	goto out;
 oom:

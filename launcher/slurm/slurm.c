@@ -302,6 +302,16 @@ slurm_step(struct slurm_info *si, const char *job, unsigned long step,
 	return 0;
 }
 
+/* is_host under a Slurm step (see slurm.h). */
+int
+slurm_is_host(const struct slurm_info *si, const char *endpoint_host)
+{
+	if (!si->in_step || si->node_id < 0 || si->host[0] == '\0' ||
+	    endpoint_host == NULL || strcasecmp(endpoint_host, si->host) != 0)
+		return -1;
+	return si->node_id == 0;
+}
+
 /* Read what Slurm says (see slurm.h). */
 int
 slurm_read(struct slurm_info *si, char *err, size_t errlen)

@@ -10,6 +10,11 @@
  * sets them); the endpoint is the step's first host on a port that is the
  * same on every node of the step and differs between concurrent steps
  * (slurm_port.c).  Several tasks of the step on one node are refused.
+ * SLURM_NODEID also orders the step's group ranks (the c10d backend sends
+ * it as the JOIN's node rank, so node 0 is group rank 0 and hosts the
+ * workers' store) and, when the endpoint is the step's first host, says
+ * which agent hosts the rendezvous: node 0, whatever the host names say
+ * (slurm_is_host).
  * Outside a step (an sbatch script's own shell, salloc) the job's
  * variables: SLURM_JOB_NUM_NODES, the first host of SLURM_JOB_NODELIST on
  * port 29400, run id SLURM_JOB_ID.  CGRUN_SLURM=0 ignores Slurm entirely.
@@ -44,6 +49,11 @@ struct slurm_info {
 /* Read the SLURM_* variables into si; -1 with err for a usage error (a
  * malformed step variable, several tasks of the step on this node). */
 int	slurm_read(struct slurm_info *si, char *err, size_t errlen);
+/* is_host for an endpoint on endpoint_host: 1 on the step's node 0, 0 on
+ * its other nodes when endpoint_host is the step's first host; -1 (no
+ * opinion: torchrun's heuristic) outside a step, without SLURM_NODEID,
+ * or for an endpoint elsewhere. */
+int	slurm_is_host(const struct slurm_info *si, const char *endpoint_host);
 /* First host of a Slurm node list into host; -1 (err set when given) if
  * the list is malformed, the name does not fit, or is all digits. */
 int	slurm_first_host(const char *list, char *host, size_t len, char *err,

@@ -5,6 +5,7 @@
 #	. "$CGRUN_TOP/tests/slurm/cluster.sh"
 #	slurm_need              # or exit 77 with the reason on the last line
 #	slurm_start 3           # nodes n1..n3; SLURM_CONF exported
+#				# (slurm_start 3 9: nodes n9..n11)
 #	jobid=$(sbatch --parsable -N3 job.sh)
 #	slurm_wait_job "$jobid" 90
 #
@@ -27,7 +28,7 @@
 # namespaces, the veths and the bridge: nothing stays behind.
 
 SL_PKGS="slurmctld slurmd slurm-client munge"
-SL_DIR='' SL_K='' SL_NET='' SL_NODES=0
+SL_DIR='' SL_K='' SL_NET='' SL_NODES=0 SL_FIRST=1 SL_GPUS=0
 
 # slurm_skip REASON: exit 77 with REASON on the last line.
 slurm_skip() {
@@ -129,7 +130,66 @@ slurm_munge() {
 		--seed-file="$m/munged.seed"
 }
 
-# slurm_conf: write $SL_DIR/slurm.conf and $SL_DIR/hosts for N nodes.
+# slurm_gpus K: call before slurm_start: every node then has K fake GPUs
+# (GresTypes=gpu, Gres=gpu:K; gres.conf names K character devices of
+# NVIDIA's major number made in $SL_DIR/dev, nvidia0..), as many CPUs as
+# this machine really has, and task/affinity binds each task to its CPUs,
+# so that `srun --gres=gpu:N` sets CUDA_VISIBLE_DEVICES and a CPU mask in
+# the step as on a real GPU cluster.  Nothing opens the devices: the
+# workers see the GPUs through the fake NVML (slurm_fake_nvml).
+slurm_gpus() {
+	SL_GPUS=$1
+}
+
+# slurm_fake_nvml: export what makes cgrun (and the jobs, which inherit
+# this environment) see the nodes' fake GPUs: the fake NVML built with the
+# tests, describing $SL_GPUS GPUs in PCI order (UUIDs GPU-slurm-0..).
+slurm_fake_nvml() {
+	CGRUN_NVML_LIBRARY=$CGRUN_BUILD/tests/fake_nvml/libnvidia-ml.so.1
+	[ -f "$CGRUN_NVML_LIBRARY" ] || slurm_fail "fake NVML not built: $CGRUN_NVML_LIBRARY"
+	FAKE_NVML_GPUS=
+	for g in $(seq 0 $((SL_GPUS - 1))); do
+		FAKE_NVML_GPUS="$FAKE_NVML_GPUS${FAKE_NVML_GPUS:+;}00000000:$((g + 16)):00.0,GPU-slurm-$g,8.0,6912"
+	done
+	export CGRUN_NVML_LIBRARY FAKE_NVML_GPUS
+	unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER HWLOC_XMLFILE
+}
+
+# slurm_task_plugin: task/affinity with fake GPUs, else task/none.
+slurm_task_plugin() {
+	if [ "$SL_GPUS" -gt 0 ]; then echo task/affinity; else echo task/none; fi
+}
+
+# slurm_node_res: a node's CPUs (and GPUs) in slurm.conf.
+slurm_node_res() {
+	if [ "$SL_GPUS" -gt 0 ]; then
+		echo "CPUs=$(getconf _NPROCESSORS_ONLN) Gres=gpu:$SL_GPUS"
+	else
+		echo "CPUs=4"
+	fi
+}
+
+# slurm_gpu_devices: with fake GPUs, the character devices gres.conf names
+# (slurmd refuses regular files); skip if they cannot be made.
+slurm_gpu_devices() {
+	[ "$SL_GPUS" -gt 0 ] || return 0
+	mkdir -p "$SL_DIR/dev"
+	for g in $(seq 0 $((SL_GPUS - 1))); do
+		mknod "$SL_DIR/dev/nvidia$g" c 195 "$g" 2>/dev/null ||
+			slurm_skip "cannot mknod the fake GPUs' device files (no CAP_MKNOD?)"
+	done
+}
+
+# slurm_gres_conf: with fake GPUs, GresTypes=gpu for slurm.conf and
+# $SL_DIR/gres.conf (read from slurm.conf's directory).
+slurm_gres_conf() {
+	[ "$SL_GPUS" -gt 0 ] || return 0
+	echo "AutoDetect=off" >"$SL_DIR/gres.conf"
+	echo "Name=gpu File=$SL_DIR/dev/nvidia[0-$((SL_GPUS - 1))]" >>"$SL_DIR/gres.conf"
+	echo "GresTypes=gpu"
+}
+
+# slurm_conf: write $SL_DIR/slurm.conf and $SL_DIR/hosts (slurm_nums).
 slurm_conf() {
 	printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n%s ctl\n%s login\n' \
 		"$SL_NET.253" "$SL_NET.254" >"$SL_DIR/hosts"
@@ -149,7 +209,7 @@ slurm_conf() {
 		SlurmctldLogFile=$SL_DIR/log/slurmctld.log
 		SlurmdLogFile=$SL_DIR/log/slurmd-%n.log
 		ProctrackType=proctrack/linuxproc
-		TaskPlugin=task/none
+		TaskPlugin=$(slurm_task_plugin)
 		JobAcctGatherType=jobacct_gather/none
 		AccountingStorageType=accounting_storage/none
 		SelectType=select/cons_tres
@@ -161,8 +221,9 @@ slurm_conf() {
 		KillWait=30
 		MinJobAge=600
 		EOF
-		for i in $(seq "$1"); do
-			echo "NodeName=n$i NodeAddr=$SL_NET.$i CPUs=4 RealMemory=1024"
+		slurm_gres_conf
+		for i in $(slurm_nums); do
+			echo "NodeName=n$i NodeAddr=$SL_NET.$i $(slurm_node_res) RealMemory=1024"
 			echo "$SL_NET.$i n$i" >>"$SL_DIR/hosts"
 			mkdir -p "$SL_DIR/spool/n$i"
 		done
@@ -170,10 +231,16 @@ slurm_conf() {
 	} >"$SL_DIR/slurm.conf"
 }
 
-# slurm_start N: start slurmctld and N slurmds (n1..nN), wait until every
-# node is idle; exports SLURM_CONF and sets the EXIT trap (slurm_stop).
+# slurm_nums: the numbers of the nodes, one a line (1..N by default).
+slurm_nums() {
+	seq "$SL_FIRST" $((SL_FIRST + SL_NODES - 1))
+}
+
+# slurm_start N [FIRST]: start slurmctld and N slurmds (nFIRST.., FIRST 1
+# by default, in this order in slurm.conf), wait until every node is idle;
+# exports SLURM_CONF and sets the EXIT trap (slurm_stop).
 slurm_start() {
-	SL_NODES=$1
+	SL_NODES=$1 SL_FIRST=${2:-1}
 	export PATH="$PATH:/usr/sbin:/sbin"
 	SL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-slurm.XXXXXX") || exit 1
 	chmod 755 "$SL_DIR"
@@ -182,14 +249,15 @@ slurm_start() {
 	mkdir -p "$SL_DIR/state" "$SL_DIR/log" "$SL_DIR/run" "$SL_DIR/spool"
 	slurm_bridge || slurm_fail "no free bridge cgsbr1..cgsbr250"
 	slurm_host ctl "$SL_NET.253" || slurm_fail "cannot set up namespace ctl"
-	for i in $(seq "$SL_NODES"); do
+	for i in $(slurm_nums); do
 		slurm_host "n$i" "$SL_NET.$i" || slurm_fail "cannot set up namespace n$i"
 	done
-	slurm_conf "$SL_NODES"
+	slurm_gpu_devices
+	slurm_conf
 	export SLURM_CONF="$SL_DIR/slurm.conf"
 	slurm_munge || slurm_fail "munged did not start"
 	slurm_on ctl slurmctld -f "$SLURM_CONF" || slurm_fail "slurmctld did not start"
-	for i in $(seq "$SL_NODES"); do
+	for i in $(slurm_nums); do
 		slurm_on "n$i" slurmd -N "n$i" -f "$SLURM_CONF" || slurm_fail "slurmd n$i did not start"
 	done
 	i=0
@@ -198,7 +266,8 @@ slurm_start() {
 		sleep 0.1
 		i=$((i + 1))
 	done
-	echo "slurm: $SL_NODES nodes up in $SL_DIR (n1..n$SL_NODES = $SL_NET.1..$SL_NODES, ctl $SL_NET.253)"
+	l=$((SL_FIRST + SL_NODES - 1))
+	echo "slurm: $SL_NODES nodes up in $SL_DIR (n$SL_FIRST..n$l = $SL_NET.$SL_FIRST..$l, ctl $SL_NET.253)"
 }
 
 # slurm_daemons: the pids in the daemons' pid files that still run one.
@@ -214,7 +283,7 @@ slurm_daemons() {
 # "HOST PID ARGS" line each (nothing: the nodes are clean).
 slurm_leftovers() {
 	d=" $(slurm_daemons | tr '\n' ' ') "
-	for i in $(seq "$SL_NODES"); do
+	for i in $(slurm_nums); do
 		for p in $(ip netns pids "$(slurm_ns "n$i")" 2>/dev/null); do
 			case $d in *" $p "*) continue ;; esac
 			a=$(ps -o args= -p "$p" 2>/dev/null) || continue
