@@ -538,6 +538,23 @@ START_TEST(site_node_order)
 	    == 0, "%s", err);
 	ck_assert_int_eq(o.slurm_step, 0);
 	options_free(&o);
+	/* static on node 1 of the step: --node-rank from SLURM_NODEID,
+	 * unless given (0 given stays 0) */
+	step_env("1");
+	ck_assert_msg(apply(&o, "--rdzv-endpoint=n02:29500", NULL) == 0, "%s",
+	    err);
+	ck_assert_ptr_null(o.rdzv_backend);
+	ck_assert_int_eq(o.node_rank, 1);
+	options_free(&o);
+	ck_assert_msg(apply(&o, "--rdzv-backend=static", "--node-rank=0",
+	    "--rdzv-endpoint=n02:29500", NULL) == 0, "%s", err);
+	ck_assert_int_eq(o.node_rank, 0);
+	options_free(&o);
+	ck_assert_msg(apply(&o, "--rdzv-backend=c10d",
+	    "--rdzv-endpoint=n02:29500", NULL) == 0, "%s", err);
+	ck_assert_int_eq(o.node_rank, 0);
+	options_free(&o);
+	step_env("0");
 	/* CGRUN_SLURM=0, or outside a step: nothing */
 	setenv("CGRUN_SLURM", "0", 1);
 	ck_assert_msg(apply(&o, "--nnodes=2", "--rdzv-backend=c10d",

@@ -343,6 +343,8 @@ opt_set(struct cgrun_options *o, const struct opt_def *d, const char *val,
 			    "%s: expected an integer, got \"%s\"", from, val);
 		if (d->off == F(master_port))
 			o->explicit_master_port = 1;
+		if (d->off == F(node_rank))
+			o->explicit_node_rank = 1;
 		return OPTIONS_OK;
 	case K_DOUBLE:
 		if (options_parse_double(val, (double *)(base + d->off)) == -1)

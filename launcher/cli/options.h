@@ -92,6 +92,7 @@ struct cgrun_options {
 	/* derived */
 	int	 signals[32];			/* signals forwarded, 0-ended */
 	int	 explicit_master_port;
+	int	 explicit_node_rank;		/* --node-rank or PET_NODE_RANK */
 	/* set by site.c under a Slurm step (0: not in one), for c10d.c */
 	int	 slurm_step;
 	int	 slurm_node_id;			/* SLURM_NODEID: group rank order */

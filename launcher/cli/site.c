@@ -238,6 +238,21 @@ site_slurm_node(struct cgrun_options *o, const struct slurm_info *si)
 	    "yes (SLURM_NODEID 0 of the step)" : "no (not SLURM_NODEID 0)");
 }
 
+/*
+ * Under a Slurm step, for the static backend: --node-rank, when not given,
+ * is the step's SLURM_NODEID (torchrun's default 0 would make every node
+ * rank 0).
+ */
+static void
+site_static_node_rank(struct cgrun_options *o, const struct slurm_info *si)
+{
+	if (!si->in_step || si->node_id < 0 || o->explicit_node_rank ||
+	    (o->rdzv_backend != NULL && strcmp(o->rdzv_backend, "static") != 0))
+		return;
+	o->node_rank = si->node_id;
+	log_info("site: node_rank=%d from SLURM_NODEID", si->node_id);
+}
+
 /* --hang-timeout from the site file, when not given; -1 with err. */
 static int
 site_hang(struct cgrun_options *o, const struct site_file *sf, char *err,
@@ -289,6 +304,7 @@ site_apply(struct cgrun_options *o, char *err, size_t errlen)
 		goto out;
 	if (o->rdzv_backend != NULL && strcmp(o->rdzv_backend, "c10d") == 0)
 		site_slurm_node(o, &si);
+	site_static_node_rank(o, &si);
 	rc = 0;
 	goto out;
 oom:
