@@ -68,6 +68,7 @@ node(const char *id, const char *host, uint32_t round, enum er_st st,
 	n->round = round;
 	n->st = st;
 	n->create_rev = rev;
+	n->node_rank = -1;
 }
 
 /* Make the members of the running round. */
@@ -128,6 +129,26 @@ START_TEST(max_decides_and_parks_spares)
 	ck_assert_str_eq(nx->members[2].id, "b");
 	ck_assert_int_eq(er_member_index(nx, "a"), -1);	/* spare */
 	ck_assert_ptr_nonnull(strstr(nx->why, "1 spare"));
+}
+END_TEST
+
+/*
+ * Under a Slurm step, SLURM_NODEID orders group ranks before host names
+ * (n10 sorts before n9); a node without one comes after those with one.
+ */
+START_TEST(node_rank_orders_members)
+{
+	state(ER_JOINING, 0, 3, 3, 0, 1);
+	node("z", "a0", 0, ER_WAIT, 11);
+	node("b", "n10", 0, ER_WAIT, 12);
+	node("a", "n9", 0, ER_WAIT, 13);
+	v->nodes[1].node_rank = 1;
+	v->nodes[2].node_rank = 0;
+	ck_assert_int_eq(er_decide(v, nx), ER_WRITE);
+	ck_assert_uint_eq(nx->nmembers, 3);
+	ck_assert_str_eq(nx->members[0].id, "a");
+	ck_assert_str_eq(nx->members[1].id, "b");
+	ck_assert_str_eq(nx->members[2].id, "z");
 }
 END_TEST
 
@@ -269,6 +290,12 @@ START_TEST(values_round_trip)
 	ck_assert_str_eq(n.host, "h9");
 	ck_assert_int_eq(n.st, ER_FAILED_ST);
 	ck_assert_uint_eq(n.round, 3);
+	ck_assert_int_eq(n.node_rank, -1);
+	v->nodes[0].node_rank = 5;
+	j = er_node_json(&v->nodes[0]);
+	ck_assert_int_eq(er_node_parse(j, strlen(j), &n, &why), 0);
+	free(j);
+	ck_assert_int_eq(n.node_rank, 5);
 	free(s);
 }
 END_TEST
@@ -285,6 +312,10 @@ START_TEST(values_not_ours)
 		"\"round\":0,\"st\":\"sleeping\"}",
 		"{\"host\":\"h\",\"nproc\":1,\"addr\":\"a\",\"port\":1,"
 		"\"round\":-1,\"st\":\"wait\"}",
+		"{\"host\":\"h\",\"nproc\":1,\"addr\":\"a\",\"port\":1,"
+		"\"round\":0,\"st\":\"wait\",\"node_rank\":-2}",
+		"{\"host\":\"h\",\"nproc\":1,\"addr\":\"a\",\"port\":1,"
+		"\"round\":0,\"st\":\"wait\",\"node_rank\":\"0\"}",
 	};
 	struct er_state *s = calloc(1, sizeof(*s));
 	struct er_node n;
@@ -318,6 +349,7 @@ test_suite(void)
 	tcase_add_test(tc, creates_the_job);
 	tcase_add_test(tc, min_arms_last_call_then_decides);
 	tcase_add_test(tc, max_decides_and_parks_spares);
+	tcase_add_test(tc, node_rank_orders_members);
 	tcase_add_test(tc, restart_closes_when_all_are_back);
 	tcase_add_test(tc, lost_member_new_round_or_fail);
 	tcase_add_test(tc, failure_spends_the_budget);

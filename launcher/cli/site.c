@@ -304,6 +304,14 @@ site_apply(struct cgrun_options *o, char *err, size_t errlen)
 		goto out;
 	if (o->rdzv_backend != NULL && strcmp(o->rdzv_backend, "c10d") == 0)
 		site_slurm_node(o, &si);
+	else if (o->rdzv_backend != NULL &&
+	    strncmp(o->rdzv_backend, "etcd", 4) == 0 && si.in_step &&
+	    si.node_id >= 0) {
+		o->slurm_step = 1;
+		o->slurm_node_id = si.node_id;
+		log_info("site: group rank order from SLURM_NODEID=%d",
+		    si.node_id);
+	}
 	site_static_node_rank(o, &si);
 	rc = 0;
 	goto out;

@@ -483,6 +483,7 @@ etcd_me(struct etcd *e)
 	    o->local_addr : e->cfg.store_host);
 	e->me.port = (uint32_t)e->cfg.store_port;
 	e->me.nproc = (uint32_t)e->cfg.nproc;
+	e->me.node_rank = o->slurm_step ? o->slurm_node_id : -1;
 	if (getentropy(&r, sizeof(r)) == -1)
 		r = (unsigned)time(NULL) ^ (unsigned)getpid();
 	snprintf(e->id, sizeof(e->id), "%.60s-%d-%08x", e->me.host,

@@ -70,7 +70,11 @@ er_view_node(const struct er_view *v, const char *id)
 	return NULL;
 }
 
-/* Group rank order: host, then arrival (the key's create revision). */
+/*
+ * Group rank order: the node rank a batch system gave (SLURM_NODEID; nodes
+ * without one after those with one), then host, then arrival (the key's
+ * create revision).
+ */
 static int
 node_cmp(const void *a, const void *b)
 {
@@ -78,6 +82,9 @@ node_cmp(const void *a, const void *b)
 	const struct er_node *y = *(const struct er_node *const *)b;
 	int c;
 
+	if (x->node_rank != y->node_rank)
+		return y->node_rank < 0 ? -1 : x->node_rank < 0 ? 1 :
+		    x->node_rank < y->node_rank ? -1 : 1;
 	if ((c = strcmp(x->host, y->host)) != 0)
 		return c;
 	return x->create_rev < y->create_rev ? -1 : x->create_rev >

@@ -59,6 +59,7 @@ struct er_node {
 	uint32_t	 port, nproc, round;
 	enum er_st	 st;
 	int64_t		 create_rev;	/* arrival order */
+	int32_t		 node_rank;	/* SLURM_NODEID: rank order; -1 none */
 };
 
 /* One snapshot of a run's keys and what this agent knows locally. */

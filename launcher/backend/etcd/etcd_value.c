@@ -82,6 +82,8 @@ er_node_json(const struct er_node *n)
 	add_u(o, "port", n->port);
 	add_u(o, "round", n->round);
 	add_s(o, "st", er_st_name(n->st));
+	if (n->node_rank >= 0)
+		add_u(o, "node_rank", (uint32_t)n->node_rank);
 	return finish(o);
 }
 
@@ -225,11 +227,21 @@ er_node_parse(const char *buf, size_t len, struct er_node *n,
     const char **why)
 {
 	json_object *o = parse_obj(buf, len, why);
+	uint32_t nr = 0;
 	int st, bad;
 
 	if (o == NULL)
 		return -1;
 	memset(n, 0, sizeof(*n));
+	n->node_rank = -1;
+	if (json_object_object_get_ex(o, "node_rank", NULL)) {
+		if (get_u(o, "node_rank", 1u << 20, &nr) == -1) {
+			json_object_put(o);
+			*why = "a node key's node_rank is not a node rank";
+			return -1;
+		}
+		n->node_rank = (int32_t)nr;
+	}
 	st = get_name(o, "st", 1);
 	bad = st == -1 || get_s(o, "host", n->host, sizeof(n->host)) ||
 	    get_u(o, "nproc", 1u << 20, &n->nproc) ||
