@@ -1036,6 +1036,68 @@ START_TEST(real_machine_inherited)
 }
 END_TEST
 
+/* FAKE_NVML_GPUS for the g4dn fixture's 8 GPUs (all alike, by bus id). */
+static void
+g4dn_fake_nvml(void)
+{
+	char gpus[1024];
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		n += (size_t)snprintf(gpus + n, sizeof(gpus) - n,
+		    "%s0000%s,GPU-g4-%d,7.5,2560", i > 0 ? ";" : "", g4_bus[i],
+		    i);
+	setenv("CGRUN_NVML_LIBRARY", gpu_fake_nvml(), 1);
+	setenv("FAKE_NVML_GPUS", gpus, 1);
+}
+
+/*
+ * What srun --gres=gpu:N leaves: CUDA_VISIBLE_DEVICES "1,3" or "0" (the
+ * step's GPUs by index, no CUDA_DEVICE_ORDER), often with a cpuset.
+ * --nproc-per-node=gpu starts one rank per listed GPU and local rank k
+ * gets the k-th of them (CGRUN_GPU k, the bus id of physical GPU 1, 3...),
+ * with NVML and with hwloc alone; with the step's cpus both ranks stay in
+ * them.
+ */
+START_TEST(slurm_gres_cvd)
+{
+	static const char *const lib[] = { NULL, "none" };
+	struct plan *p;
+	char e[256];
+	size_t i;
+
+	setenv("HWLOC_XMLFILE", gpu_fixture("g4dn-2socket-8gpu"), 1);
+	for (i = 0; i < sizeof(lib) / sizeof(lib[0]); i++) {
+		if (lib[i] == NULL)
+			g4dn_fake_nvml();
+		else
+			setenv("CGRUN_NVML_LIBRARY", lib[i], 1);
+		setenv("CUDA_VISIBLE_DEVICES", "1,3", 1);
+		ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 2);
+		p = mkplan("g4dn-2socket-8gpu", 2, NULL, NULL, NULL);
+		ck_assert(source_is(p, lib[i] == NULL ? "nvml" : "hwloc"));
+		expect_rank(p, 0, g4_bus[1], "0", G4_PKG0, 24);
+		expect_rank(p, 1, g4_bus[3], "0", G4_PKG0, 24);
+		ck_assert_str_eq(env(p, 0, "CGRUN_GPU"), "0");
+		ck_assert_str_eq(env(p, 1, "CGRUN_GPU"), "1");
+		expect_disjoint(p);
+		plan_free(p);
+		p = mkplan_allowed("g4dn-2socket-8gpu", 2, NULL, "0-5,48-53");
+		expect_rank(p, 0, g4_bus[1], "0", "0-5,48-53", 6);
+		expect_rank(p, 1, g4_bus[3], "0", "0-5,48-53", 6);
+		expect_disjoint(p);
+		plan_free(p);
+		setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+		ck_assert_int_eq(placement_nproc("gpu", e, sizeof(e)), 1);
+		p = mkplan("g4dn-2socket-8gpu", 1, NULL, NULL, NULL);
+		expect_rank(p, 0, g4_bus[0], "0", G4_PKG0, 48);
+		ck_assert_str_eq(env(p, 0, "CGRUN_GPU"), "0");
+		plan_free(p);
+	}
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -1066,6 +1128,7 @@ test_suite(void)
 	tcase_add_test(tc, real_machine_lean);
 	tcase_add_test(tc, g4dn_allowed_cpus);
 	tcase_add_test(tc, real_machine_inherited);
+	tcase_add_test(tc, slurm_gres_cvd);
 	suite_add_tcase(s, tc);
 	return s;
 }
