@@ -2,12 +2,14 @@
  * plan_allowed.c: the cpus a plan may bind ranks to.  On the live machine
  * these are the cpus the launcher itself may run on: its inherited
  * affinity (taskset, numactl, srun --cpu-bind, a container runtime) within
- * the cgroup cpuset (which hwloc already leaves out of a live topology).
+ * the cgroup cpuset (which hwloc already leaves out of a live topology;
+ * the plan still says that the cgroup limited it).
  * Binding a rank outside them would fail (sched_setaffinity: EINVAL) or
  * take cpus Slurm gave another step.  A topology that is not this
  * machine's (HWLOC_XMLFILE and the like) numbers its cpus its own way, so
  * the inherited affinity says nothing about it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,9 +32,52 @@ plan_allowed_live(hwloc_topology_t topo)
 	return hwloc_topology_is_thissystem(topo);
 }
 
-/* The calling thread's inherited affinity within the cgroup's cpus, or NULL. */
+/*
+ * Whether the cgroup cpuset left cpus out of the live topology: hwloc
+ * drops the cpus the cgroup does not allow, so a topology smaller than the
+ * kernel's online cpus was cut down by it.  0 when unknown.
+ */
+static int
+plan_allowed_cgroup(hwloc_const_cpuset_t all)
+{
+	hwloc_bitmap_t online;
+	char line[1024];
+	FILE *f;
+	int cut = 0;
+
+	if ((f = fopen("/sys/devices/system/cpu/online", "re")) == NULL)
+		return 0;
+	if (fgets(line, sizeof(line), f) != NULL &&
+	    (online = hwloc_bitmap_alloc()) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		cut = hwloc_bitmap_list_sscanf(online, line) == 0 &&
+		    !hwloc_bitmap_isincluded(online, all);
+		hwloc_bitmap_free(online);
+	}
+	fclose(f);
+	return cut;
+}
+
+/* What limits set, the inherited cpus of a live topology, or NULL: nothing. */
+static const char *
+plan_allowed_by(hwloc_topology_t topo, hwloc_const_cpuset_t set)
+{
+	hwloc_const_cpuset_t all = hwloc_topology_get_topology_cpuset(topo);
+	int aff = !hwloc_bitmap_isincluded(all, set);
+	int cg = plan_allowed_cgroup(all);
+
+	if (aff && cg)
+		return "cgroup cpuset and inherited affinity";
+	return aff ? "inherited affinity" : cg ? "cgroup cpuset" : NULL;
+}
+
+/*
+ * The calling thread's inherited affinity within the cgroup's cpus (what
+ * the workers forked by this thread inherit), and in *why what limits it;
+ * NULL when the topology is not live or nothing limits it.
+ */
 static hwloc_bitmap_t
-plan_allowed_inherited(hwloc_topology_t topo)
+plan_allowed_inherited(hwloc_topology_t topo, const char **why)
 {
 	hwloc_bitmap_t set;
 
@@ -49,12 +94,18 @@ plan_allowed_inherited(hwloc_topology_t topo)
 		return NULL;
 	}
 	hwloc_bitmap_and(set, set, hwloc_topology_get_allowed_cpuset(topo));
+	hwloc_bitmap_and(set, set, hwloc_topology_get_topology_cpuset(topo));
+	if (hwloc_bitmap_iszero(set) ||
+	    (*why = plan_allowed_by(topo, set)) == NULL) {
+		hwloc_bitmap_free(set);		/* nothing known, or no limit */
+		return NULL;
+	}
 	return set;
 }
 
 /*
  * The cpus that limit p's ranks: list when given (a cpu list, in the
- * topology's numbering), else the inherited affinity on the live machine.
+ * topology's numbering), else on the live machine what cgrun inherited.
  * Sets p->allowed (NULL: the whole topology, no limit) and
  * p->allowed_why; -1 with err when list is not a cpu list of the machine.
  */
@@ -65,27 +116,24 @@ plan_allowed(struct plan *p, const char *list, char *err, size_t errlen)
 	hwloc_bitmap_t set;
 
 	p->allowed = NULL;
-	if (list != NULL) {
-		if ((set = hwloc_bitmap_alloc()) == NULL ||
-		    hwloc_bitmap_list_sscanf(set, list) == -1 ||
-		    !hwloc_bitmap_intersects(set, all)) {
-			snprintf(err, errlen, "allowed cpus \"%.64s\" are not "
-			    "a list of this machine's cpus", list);
-			hwloc_bitmap_free(set);
-			return -1;
-		}
-		p->allowed_why = "given";
-	} else {
-		if ((set = plan_allowed_inherited(p->topo)) == NULL)
-			return 0;
-		p->allowed_why = "inherited affinity";
-	}
-	hwloc_bitmap_and(set, set, all);
-	if (hwloc_bitmap_iszero(set) || hwloc_bitmap_isincluded(all, set)) {
-		hwloc_bitmap_free(set);		/* no limit, or nothing known */
+	if (list == NULL) {
+		p->allowed = plan_allowed_inherited(p->topo, &p->allowed_why);
 		return 0;
 	}
-	p->allowed = set;
+	if ((set = hwloc_bitmap_alloc()) == NULL ||
+	    hwloc_bitmap_list_sscanf(set, list) == -1 ||
+	    !hwloc_bitmap_intersects(set, all)) {
+		snprintf(err, errlen, "allowed cpus \"%.64s\" are not a list of "
+		    "this machine's cpus", list);
+		hwloc_bitmap_free(set);
+		return -1;
+	}
+	p->allowed_why = "given";
+	hwloc_bitmap_and(set, set, all);
+	if (hwloc_bitmap_isincluded(all, set))
+		hwloc_bitmap_free(set);		/* the whole machine: no limit */
+	else
+		p->allowed = set;
 	return 0;
 }
 

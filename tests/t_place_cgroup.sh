@@ -1,0 +1,53 @@
+#!/bin/sh
+# Placement stays within the cgroup cpuset cgrun runs in (what Slurm's
+# task/cgroup, a container or systemd's AllowedCPUs= give it): in a fresh
+# cpuset cgroup holding only the last cpu, every worker's kernel affinity
+# (Cpus_allowed_list) is that cpu, they share it, and the -v plan says the
+# cgroup limited it.  Needs root, a cpuset cgroup controller (v1 or v2) and
+# 2 cpus.
+set -u
+: "${CGRUN_BIN:?}"
+export CGRUN_NVML_LIBRARY=none
+unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER HWLOC_XMLFILE
+[ "$(id -u)" -eq 0 ] || { echo "needs root to make a cpuset cgroup"; exit 77; }
+mine=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+ncpu=$(getconf _NPROCESSORS_ONLN)
+[ "$ncpu" -ge 2 ] && [ "$mine" = "0-$((ncpu - 1))" ] ||
+    { echo "needs 2 or more cpus, all allowed (have $ncpu, allowed $mine)"; exit 77; }
+if [ -f /sys/fs/cgroup/cpuset/cpuset.cpus ]; then
+	top=/sys/fs/cgroup/cpuset; pre=cpuset.		# cgroup v1
+elif grep -qw cpuset /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
+    { grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control ||
+    echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control; } 2>/dev/null; then
+	top=/sys/fs/cgroup; pre=cpuset.			# cgroup v2
+else
+	echo "no cpuset cgroup controller to use"; exit 77
+fi
+last=$((ncpu - 1))
+cg="$top/cgrun-test-place-$$"
+out=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-cg.XXXXXX") || exit 1
+trap 'rmdir "$cg" 2>/dev/null; rm -rf "$out"' EXIT
+mkdir "$cg" && echo "$last" >"$cg/${pre}cpus" &&
+    { [ -s "$cg/${pre}mems" ] || cat "$top/${pre}effective_mems" >"$cg/${pre}mems"; } 2>/dev/null ||
+    { echo "cannot make a cpuset cgroup under $top"; exit 77; }
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+cat >"$out/w.sh" <<'W'
+aff=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+echo "lr=$LOCAL_RANK aff=$aff plan=${CGRUN_CPUSET:-unset}"
+W
+
+for mode in cores numa; do
+	timeout 60 sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
+	    "$cg" "$CGRUN_BIN" -v --nproc-per-node=2 --cpu-bind=$mode \
+	    --no-python sh "$out/w.sh" >"$out/run" 2>"$out/err" ||
+	    fail "$mode in the cgroup: $(tail -3 "$out/err")"
+	n=$(grep -c "aff=$last plan=$last\$" "$out/run")
+	[ "$n" -eq 2 ] || fail "$mode: want 2 workers on cpu $last, got: $(cat "$out/run")"
+	grep -q "cpus_allowed=$last cpus_allowed_by=\"cgroup cpuset\"" "$out/err" ||
+	    fail "$mode: -v does not say the cgroup limited the plan: $(grep placement "$out/err")"
+	[ $mode = numa ] || grep -q "local_rank=1 .* cpus=$last shared=yes" "$out/err" ||
+	    fail "$mode: -v does not say the ranks share cpu $last"
+done
+
+[ "$fails" -eq 0 ]
