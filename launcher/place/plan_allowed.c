@@ -15,6 +15,7 @@
 
 #include <hwloc.h>
 
+#include "gpu.h"
 #include "log.h"
 #include "plan_priv.h"
 
@@ -118,6 +119,7 @@ plan_allowed(struct plan *p, const char *list, char *err, size_t errlen)
 	p->allowed = NULL;
 	if (list == NULL) {
 		p->allowed = plan_allowed_inherited(p->topo, &p->allowed_why);
+		p->allowed_live = p->allowed != NULL;
 		return 0;
 	}
 	if ((set = hwloc_bitmap_alloc()) == NULL ||
@@ -138,7 +140,30 @@ plan_allowed(struct plan *p, const char *list, char *err, size_t errlen)
 }
 
 /*
- * Limit every rank's anchor to the allowed cpus.  A rank whose anchor lies
+ * The cpus near rank rp into near: its anchor, or on the live machine the
+ * cpus sysfs calls local to its GPU when none of them is allowed (the
+ * topology lacks the cpus a cgroup forbids, and a GPU none of whose cpus
+ * are left gets the whole topology as its locality, plan_gpu_local: the
+ * anchor alone would hide that its cpus were not given to the job).
+ */
+static void
+plan_allowed_near(const struct plan *p, const struct rank_plan *rp,
+    hwloc_bitmap_t near)
+{
+	hwloc_bitmap_t local;
+
+	hwloc_bitmap_copy(near, rp->anchor);
+	if (!p->allowed_live || rp->gpu < 0 || rp->busid[0] == '\0' ||
+	    (local = hwloc_bitmap_alloc()) == NULL)
+		return;
+	if (gpu_sysfs_local_cpus("/sys/bus/pci/devices", rp->busid,
+	    local) == 0 && !hwloc_bitmap_intersects(local, p->allowed))
+		hwloc_bitmap_copy(near, local);
+	hwloc_bitmap_free(local);
+}
+
+/*
+ * Limit every rank's anchor to the allowed cpus.  A rank whose cpus lie
  * wholly outside them (the cpus near its GPU were not given to the job)
  * takes the allowed cpus instead, and the log says so.
  */
@@ -147,20 +172,29 @@ plan_allowed_limit(struct plan *p)
 {
 	char a[1024], b[1024];
 	struct rank_plan *rp;
+	hwloc_const_bitmap_t cpus;
+	hwloc_bitmap_t near;
 	int r;
 
 	if (p->allowed == NULL)
 		return;
+	near = hwloc_bitmap_alloc();
 	for (r = 0; r < p->nproc; r++) {
 		rp = &p->r[r];
-		if (hwloc_bitmap_intersects(rp->anchor, p->allowed)) {
+		cpus = rp->anchor;	/* without memory for near: the anchor */
+		if (near != NULL) {
+			plan_allowed_near(p, rp, near);
+			cpus = near;
+		}
+		if (hwloc_bitmap_intersects(cpus, p->allowed)) {
 			hwloc_bitmap_and(rp->anchor, rp->anchor, p->allowed);
 			continue;
 		}
 		log_warnx("placement local_rank=%d: its cpus %s are outside "
 		    "the allowed cpus %s (%s); bound within the allowed cpus",
-		    r, plan_list(rp->anchor, a, sizeof(a)),
+		    r, plan_list(cpus, a, sizeof(a)),
 		    plan_list(p->allowed, b, sizeof(b)), p->allowed_why);
 		hwloc_bitmap_copy(rp->anchor, p->allowed);
 	}
+	hwloc_bitmap_free(near);
 }

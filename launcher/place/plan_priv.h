@@ -59,6 +59,7 @@ struct plan {
 	int			 nnuma;		/* NUMA nodes of the machine */
 	hwloc_bitmap_t		 allowed;	/* cpus ranks may use; NULL: all */
 	const char		*allowed_why;	/* what limited them */
+	int			 allowed_live;	/* they are the live machine's */
 	struct rank_plan	*r;
 };
 
