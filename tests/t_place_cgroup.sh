@@ -14,21 +14,24 @@ mine=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 ncpu=$(getconf _NPROCESSORS_ONLN)
 [ "$ncpu" -ge 2 ] && [ "$mine" = "0-$((ncpu - 1))" ] ||
     { echo "needs 2 or more cpus, all allowed (have $ncpu, allowed $mine)"; exit 77; }
+enabled=	# v2: the controller this test enabled, disabled again at exit
 if [ -f /sys/fs/cgroup/cpuset/cpuset.cpus ]; then
-	top=/sys/fs/cgroup/cpuset; pre=cpuset.		# cgroup v1
+	top=/sys/fs/cgroup/cpuset; v=1
 elif grep -qw cpuset /sys/fs/cgroup/cgroup.controllers 2>/dev/null &&
     { grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control ||
-    echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control; } 2>/dev/null; then
-	top=/sys/fs/cgroup; pre=cpuset.			# cgroup v2
+    { echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control && enabled=1; }; } 2>/dev/null; then
+	top=/sys/fs/cgroup; v=2
 else
 	echo "no cpuset cgroup controller to use"; exit 77
 fi
 last=$((ncpu - 1))
 cg="$top/cgrun-test-place-$$"
 out=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-cg.XXXXXX") || exit 1
-trap 'rmdir "$cg" 2>/dev/null; rm -rf "$out"' EXIT
-mkdir "$cg" && echo "$last" >"$cg/${pre}cpus" &&
-    { [ -s "$cg/${pre}mems" ] || cat "$top/${pre}effective_mems" >"$cg/${pre}mems"; } 2>/dev/null ||
+trap 'rmdir "$cg" 2>/dev/null; rm -rf "$out"
+    [ -z "$enabled" ] || echo -cpuset >"$top/cgroup.subtree_control" 2>/dev/null' EXIT
+# v1 needs the memory nodes written too; v2 inherits them when left empty.
+{ mkdir "$cg" && echo "$last" >"$cg/cpuset.cpus" &&
+    { [ $v = 2 ] || cat "$top/cpuset.effective_mems" >"$cg/cpuset.mems"; }; } 2>/dev/null ||
     { echo "cannot make a cpuset cgroup under $top"; exit 77; }
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
