@@ -991,6 +991,70 @@ START_TEST(g4dn_allowed_cpus)
 }
 END_TEST
 
+/* Invariant under a limit: every rank has cpus, all allowed, all used. */
+static void
+expect_within_all(const struct plan *p, const char *allowed)
+{
+	int r;
+
+	for (r = 0; r < plan_nproc(p); r++) {
+		ck_assert_msg(env(p, r, "CGRUN_CPUSET") != NULL &&
+		    *env(p, r, "CGRUN_CPUSET") != '\0', "rank %d has no cpus", r);
+		expect_rank(p, r, NULL, env(p, r, "CGRUN_NUMA_NODE"), allowed,
+		    0);
+	}
+	expect_union(p, 0, plan_nproc(p), allowed);
+}
+
+/*
+ * Fewer allowed cpus than ranks, or than the split wants: whole cores
+ * while there are enough (both hyperthreads of a core to one rank), then
+ * single cpus, then ranks share (shared=yes in the plan), never one
+ * without cpus, never one outside them, in every binding mode.
+ */
+START_TEST(allowed_fewer_cpus)
+{
+	static const char *const modes[] = { NULL, "numa", "cores" };
+	struct plan *p;
+	char *text;
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		p = mkplan_allowed("g4dn-2socket-8gpu", 8, modes[i], "5");
+		expect_within_all(p, "5");
+		plan_free(p);
+		p = mkplan_allowed("g4dn-2socket-8gpu", 3, modes[i], "0,48");
+		expect_within_all(p, "0,48");
+		plan_free(p);
+		p = mkplan_allowed("g4dn-2socket-8gpu", 4, modes[i],
+		    "0-1,48-49");
+		expect_within_all(p, "0-1,48-49");
+		plan_free(p);
+	}
+	/* two ranks, two cores: one whole core each */
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (modes[i] != NULL && strcmp(modes[i], "numa") == 0)
+			continue;	/* numa does not split: both get all */
+		p = mkplan_allowed("g4dn-2socket-8gpu", 2, modes[i],
+		    "0-1,48-49");
+		ck_assert_str_eq(env(p, 0, "CGRUN_CPUSET"), "0,48");
+		ck_assert_str_eq(env(p, 1, "CGRUN_CPUSET"), "1,49");
+		plan_free(p);
+	}
+	/* eight ranks on one cpu: all share it, and the plan says so */
+	p = mkplan_allowed("g4dn-2socket-8gpu", 8, "cores", "5");
+	for (r = 0; r < 8; r++)
+		ck_assert_str_eq(env(p, r, "CGRUN_CPUSET"), "5");
+	text = printed(p, 0);
+	ck_assert_msg(strstr(text, "cpus_allowed=5 cpus_allowed_by=\"given\"")
+	    != NULL && strstr(text, "local_rank=7 gpu=7 bus_id=0000:f5:00.0 numa=0 "
+	    "cpus=5 shared=yes") != NULL, "plan: %s", text);
+	free(text);
+	plan_free(p);
+}
+END_TEST
+
 /*
  * On the live machine a plan stays within the affinity cgrun inherited
  * (taskset, srun --cpu-bind): with only the last cpu allowed, both ranks
@@ -1131,6 +1195,7 @@ test_suite(void)
 	tcase_add_test(tc, g4dn_allowed_cpus);
 	tcase_add_test(tc, real_machine_inherited);
 	tcase_add_test(tc, slurm_gres_cvd);
+	tcase_add_test(tc, allowed_fewer_cpus);
 	suite_add_tcase(s, tc);
 	return s;
 }
