@@ -225,6 +225,9 @@ for k in $SIM_K; do
 	echo "$(load)" >"$T/load1.sim.$k"
 	echo "etcd.sh: simulated K=$k done (load $(load))" >&2
 done
+# Every simulated job ended: nothing of cgrun's may be left in etcd.
+left=$(ETCDCTL_API=3 etcdctl --endpoints="$ETCD_ENDPOINTS" get --prefix /cgrun/ \
+	--keys-only 2>/dev/null | grep -c . || true)
 
 mkdir -p "$(dirname "$OUT")"
 {
@@ -271,6 +274,8 @@ for k in $SIM_K; do
 	e=$T/esim.$k r=$T/rsim.$k
 	echo "| $k | $(stats "$e" 1) | $(stats "$e" 2) | $(stats "$e" 4) | $(stats "$e" 5) | $(stats "$e" 6) | $(stats "$e" 3) | $(ok "$e") | $(stats "$r" 1) | $(stats "$r" 2) | $(stats "$r" 3) | $(ok "$r") | $(cat "$T/load0.sim.$k") | $(cat "$T/load1.sim.$k") |"
 done
+echo
+echo "Keys left under /cgrun/ in etcd after every simulated job ended: $left."
 echo
 echo "etcd gRPC calls per simulated run (median over runs, all members):"
 echo
