@@ -154,6 +154,9 @@ $(BUILD)/tests/%.o: CPPFLAGS += $(CHECK_CFLAGS) -Itests
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBRDZV_A) $(LIBCGRUN_A)
 	$(CC) -o $@ $^ $(LDFLAGS) $(RDZV_DEPLIBS) $(BENCH_LIBS) -lm
+# bench/etcd_sim runs the launcher's etcd-v3 backend: the launcher's library too.
+$(BUILD)/bench/etcd_sim: $(BUILD)/bench/etcd_sim.o $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
+	$(CC) -o $@ $^ $(LDFLAGS) $(LNCH_DEPLIBS) $(RDZV_DEPLIBS) -lm
 ifneq ($(URING_LIBS),)
 $(BUILD)/bench/floor.o: CPPFLAGS += -DHAVE_LIBURING
 $(BUILD)/bench/floor: BENCH_LIBS = $(URING_LIBS)

@@ -2,7 +2,8 @@
  * rdzv_sim.c: simulates K cgrun agents from one process (K connections to
  * a running cgrun-rdzvd, speaking the native protocol, with keep-alives)
  * and measures, for each K, the time from the last JOIN to every agent
- * holding its ROUND, and the daemon's memory (VmRSS) with K nodes joined.
+ * holding its ROUND, the daemon's memory (VmRSS) with K nodes joined, and
+ * the daemon's CPU time from the first JOIN to every ROUND held.
  *
  * usage: rdzv_sim HOST PORT DAEMON-PID K [K ...]
  * Prints one markdown table row per K.
@@ -25,6 +26,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "bench_time.h"
 #include "rdzv_proto.h"
 #include "wire.h"
 
@@ -41,16 +43,6 @@ struct sim {
 	char			 run_id[64];
 	struct sockaddr_in	 sin;
 };
-
-/* Monotonic milliseconds. */
-static double
-now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 /* The daemon's resident memory in KiB (0 if unknown). */
 static long
@@ -130,11 +122,11 @@ sim_event(struct bufferevent *bev, short what, void *arg)
 static int
 sim_wait(struct sim *s, int *counter, int target, const char *what)
 {
-	double end = now_ms() + PHASE_SECS * 1000.0;
+	double end = bench_now_ms() + PHASE_SECS * 1000.0;
 	struct timeval tv = { 0, 100000 };
 
 	while (*counter < target) {
-		if (s->failed > 0 || now_ms() > end) {
+		if (s->failed > 0 || bench_now_ms() > end) {
 			fprintf(stderr, "rdzv_sim: K=%d: %s: %d/%d (%d failed)\n",
 			    s->k, what, *counter, target, s->failed);
 			return -1;
@@ -214,7 +206,7 @@ sim_run(struct sockaddr_in *sin, int pid, int k)
 	struct sim **self;
 	struct event *ka;
 	struct timeval kat = { 1, 0 };
-	double t0, t1, tj;
+	double t0, t1, tj, c0, c1;
 	long rss0, rss1;
 	int i, rc = -1;
 
@@ -240,24 +232,26 @@ sim_run(struct sockaddr_in *sin, int pid, int k)
 	if (sim_wait(&s, &s.welcomed, k, "HELLO answered") == -1)
 		goto out;
 	event_add(ka, &kat);
-	tj = now_ms();
+	c0 = bench_cpu_ms(&pid, 1);
+	tj = bench_now_ms();
 	for (i = 0; i < k - 1; i++)
 		sim_join(&s, i);
 	if (sim_wait(&s, &s.statused, k - 1, "first K-1 joins seen") == -1)
 		goto out;
 	rss1 = rss_kib(pid);
-	t0 = now_ms();
+	t0 = bench_now_ms();
 	sim_join(&s, k - 1);
 	if (sim_wait(&s, &s.rounds, k, "every agent has its ROUND") == -1)
 		goto out;
-	t1 = now_ms();
+	t1 = bench_now_ms();
+	c1 = bench_cpu_ms(&pid, 1);
 	if (s.wrong > 0) {
 		fprintf(stderr, "rdzv_sim: K=%d: %d wrong rounds\n", k, s.wrong);
 		goto out;
 	}
-	printf("| %d | %.1f | %.1f | %.1f | %.1f | %.2f |\n", k, t1 - t0,
-	    t1 - tj, rss0 / 1024.0, rss1 / 1024.0,
-	    k > 0 ? (double)(rss1 - rss0) / k : 0.0);
+	printf("| %d | %.1f | %.1f | %.1f | %.1f | %.2f | %.0f |\n", k,
+	    t1 - t0, t1 - tj, rss0 / 1024.0, rss1 / 1024.0,
+	    k > 0 ? (double)(rss1 - rss0) / k : 0.0, c1 - c0);
 	fflush(stdout);
 	rc = 0;
 out:
@@ -296,7 +290,8 @@ main(int argc, char **argv)
 	pid = atoi(argv[3]);
 	printf("| K agents | last join -> all ROUNDs (ms) | first join -> all "
 	    "ROUNDs (ms) | daemon RSS before (MiB) | daemon RSS, K joined "
-	    "(MiB) | KiB per agent |\n|---|---|---|---|---|---|\n");
+	    "(MiB) | KiB per agent | daemon CPU, first join -> all ROUNDs "
+	    "(ms) |\n|---|---|---|---|---|---|---|\n");
 	for (i = 4; i < argc; i++)
 		if (sim_run(&sin, pid, atoi(argv[i])) == -1)
 			return 1;
