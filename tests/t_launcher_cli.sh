@@ -64,6 +64,29 @@ run --nproc-per-node=cpu --no-python sh -c 'echo $LOCAL_WORLD_SIZE' &&
 	grep -qx "\[rank0\]:$(nproc)" out || fail "--nproc-per-node=cpu: $(head -1 out)"
 echo "spellings, prefixes, PET_*"
 
+# PET_<NAME> only for torchrun's options that have one (as torchrun): the
+# --help heading that says PET_ lists exactly the variables cgrun(1)
+# names, and no other option's PET_ variable is read: a value that is
+# not one of theirs (zz) changes nothing, where a PET_ variable read would
+# be a usage error (PET_NPROC_PER_NODE=zz above; a flag's: PET_STANDALONE).
+run --help || fail "--help"
+section() {	# the option names under the --help heading starting with $1
+	awk -v h="$1" '/^[^ ]/ { on = index($0, h) == 1; next }
+	    on && match($0, /--[a-z-]+/) { print substr($0, RSTART + 2, RLENGTH - 2) }' out
+}
+section "torchrun's options (also from PET_" | tr 'a-z-' 'A-Z_' | sed 's/^/PET_/' | sort > help.pet
+sed -n '/^\.It Ev PET_ Ns Ar NAME/,/^\.It Ev PYTHON_EXEC/p' "$CGRUN_TOP/man/cgrun.1" |
+	grep -o 'PET_[A-Z][A-Z_]*' | sort -u > man.pet
+[ "$(wc -l < help.pet)" -ge 20 ] || fail "--help lists $(wc -l < help.pet) options with PET_: $(cat out)"
+cmp -s help.pet man.pet || fail "--help and cgrun(1) disagree on PET_: $(diff help.pet man.pet)"
+{ section "torchrun's options without a PET_"; section "cgrun's own options (no PET_"; } |
+	tr 'a-z-' 'A-Z_' | sed 's/^/PET_/; s/$/=zz/' > other.pet
+[ "$(wc -l < other.pet)" -ge 10 ] || fail "--help lists $(wc -l < other.pet) options without PET_: $(cat out)"
+grep -q '^PET_HANG_TIMEOUT=zz$' other.pet || fail "--hang-timeout is not listed as cgrun's own"
+env $(cat other.pet) "$CGRUN_BIN" --log-prefix=rank --no-python sh -c 'echo ran' > out 2> err &&
+	grep -qx '\[rank0\]:ran' out || fail "a PET_ variable of an option without one was read: $(cat err)"
+echo "PET_ only for torchrun's options"
+
 # The worker command.  A fake interpreter records its arguments.
 cat > fakepy <<'P'
 #!/bin/sh

@@ -245,10 +245,13 @@ START_TEST(store_null_handle)
 	cgrun_store_free(NULL);
 	ASSERT_EINVAL(cgrun_store_set_prefix(NULL, "p"));
 	ASSERT_EINVAL_NULL(cgrun_store_prefixed(NULL, "p"));
-	ck_assert_ptr_null(cgrun_store_prefix(NULL));
+	ASSERT_EINVAL_NULL(cgrun_store_prefix(NULL));
 	ASSERT_EINVAL(cgrun_store_set_timeout(NULL, 100));
-	ck_assert_int_eq(cgrun_store_timeout(NULL), -1);
+	ASSERT_EINVAL(cgrun_store_timeout(NULL));
+	/* the message is read after a failure: it leaves errno alone */
+	errno = ETIMEDOUT;
 	ck_assert_ptr_nonnull(cgrun_store_errmsg(NULL));
+	ck_assert_int_eq(errno, ETIMEDOUT);
 	ASSERT_EINVAL(cgrun_store_set(NULL, "k", "v", 1));
 	ASSERT_EINVAL(cgrun_store_get(NULL, "k", &val, &len));
 	ASSERT_EINVAL(cgrun_store_add(NULL, "k", 1, &n));
@@ -317,6 +320,11 @@ START_TEST(store_bad_args)
 	ASSERT_EINVAL(cgrun_store_multi_set(st, one, NULL, lens, 1));
 	ASSERT_EINVAL(cgrun_store_multi_set(st, keys, vals, lens, 2));
 	ASSERT_EINVAL(cgrun_store_set_timeout(st, 0));
+	/* a valid handle: its values, errno untouched (no prefix is no error) */
+	errno = 0;
+	ck_assert_int_gt(cgrun_store_timeout(st), 0);
+	ck_assert_ptr_null(cgrun_store_prefix(st));
+	ck_assert_int_eq(errno, 0);
 	ASSERT_EINVAL_NULL(cgrun_store_prefixed(st, NULL));
 	/* argument errors leave the connection usable */
 	ck_assert_int_eq(cgrun_store_set(st, "k", "v", 1), 0);

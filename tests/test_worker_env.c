@@ -243,8 +243,7 @@ END_TEST
 
 /*
  * An empty agent environment (cgrun started by `env -i`): only the §3.1
- * variables.  (Not environ == NULL, as clearenv() leaves it: the agent
- * never calls clearenv, and worker_env.c does not handle that case.)
+ * variables.  (environ == NULL, as clearenv() leaves it: environ_null.)
  */
 START_TEST(empty_agent_environment)
 {
@@ -257,6 +256,22 @@ START_TEST(empty_agent_environment)
 	ck_assert_int_eq(env_count(env), (int)NDESIGN);
 	worker_env_free(env);
 	worker_env_free(NULL);
+}
+END_TEST
+
+/* environ NULL (clearenv(), and nothing set since): an empty agent
+ * environment, only the §3.1 variables, not a crash. */
+START_TEST(environ_null)
+{
+	extern char **environ;
+	char **env;
+
+	ck_assert_int_eq(clearenv(), 0);
+	ck_assert_ptr_null(environ);
+	env = build(0);
+	ck_assert_ptr_nonnull(env);
+	ck_assert_int_eq(env_count(env), (int)NDESIGN);
+	worker_env_free(env);
 }
 END_TEST
 
@@ -277,6 +292,7 @@ test_suite(void)
 	tcase_add_test(tc, signals_to_handle);
 	tcase_add_test(tc, omp_num_threads_rule);
 	tcase_add_test(tc, empty_agent_environment);
+	tcase_add_test(tc, environ_null);
 	suite_add_tcase(s, tc);
 	return s;
 }

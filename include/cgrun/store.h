@@ -87,17 +87,18 @@ CGRUN_EXPORT int cgrun_store_set_prefix(struct cgrun_store *,
 CGRUN_EXPORT struct cgrun_store *cgrun_store_prefixed(struct cgrun_store *parent,
     const char *prefix);
 
-/* The handle's prefix, or NULL if it has none (or the handle is NULL). */
+/* The handle's prefix, or NULL if it has none (errno untouched), or NULL
+ * with EINVAL for a NULL handle. */
 CGRUN_EXPORT const char *cgrun_store_prefix(const struct cgrun_store *);
 
 /* Set the store timeout in milliseconds (> 0).  0, or -1 with EINVAL. */
 CGRUN_EXPORT int cgrun_store_set_timeout(struct cgrun_store *, int timeout_ms);
 
-/* The store timeout in milliseconds (-1 for a NULL handle). */
+/* The store timeout in milliseconds (-1 with EINVAL for a NULL handle). */
 CGRUN_EXPORT int cgrun_store_timeout(const struct cgrun_store *);
 
 /* Text of the last failure on this handle ("" if none; a fixed sentence
- * for a NULL handle). */
+ * for a NULL handle).  Never changes errno. */
 CGRUN_EXPORT const char *cgrun_store_errmsg(const struct cgrun_store *);
 
 /* Store len bytes under key (overwrite).  0 or -1. */

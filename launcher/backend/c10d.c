@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,6 +307,7 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 		    "authenticate (has it no --auth-token-file?)");
 		return;
 	}
+	c10d_busy_answered(c);
 	switch (m->op) {
 	case RDZV_OP_CHALLENGE:
 		c10d_auth(c, m);
@@ -381,6 +383,11 @@ c10d_read_cb(struct bufferevent *bev, void *arg)
 			return;
 		if (rc == RDZV_PROTO_ERROR) {
 			log_warnx("c10d: bad frame from the server: %s", why);
+			if (c10d_busy_pending(c)) {
+				c10d_busy_fail(c, "answered with something "
+				    "else");
+				return;
+			}
 			c10d_over(c, CGRUN_EXIT_RDZV, "bad frame from the "
 			    "rendezvous server");
 			return;
@@ -445,6 +452,7 @@ c10d_hello(struct c10d *c)
 	}
 	bufferevent_write(c->bev, WIRE_NATIVE_MAGIC, WIRE_NATIVE_MAGIC_LEN);
 	c10d_link(c, L_HELLO);
+	c10d_busy_connected(c);
 	rdzv_proto_init(&m, RDZV_OP_HELLO);
 	m.version = c->key != NULL ? RDZV_PROTO_VERSION_AUTH :
 	    RDZV_PROTO_VERSION;
@@ -509,14 +517,36 @@ c10d_is_host(const struct c10d *c)
 	return c->cfg.opts->slurm_is_host;
 }
 
+/*
+ * Host the engine if this agent is the endpoint (c10d_host.c).  A port
+ * that is taken is checked once connected (c10d_busy.c); any other
+ * failure to host ends the start: -1 with err.
+ */
+static int
+c10d_host_or_check(struct c10d *c, char *err, size_t errlen)
+{
+	char bind_why[256] = "out of memory";
+
+	errno = 0;
+	c->hosted = c10d_host_new(c->hdr.base, c->host, c->port,
+	    c10d_is_host(c), c->key, bind_why, sizeof(bind_why));
+	if (c->hosted != NULL || errno == 0)
+		return 0;
+	if (errno == EADDRINUSE && c10d_busy_start(c, bind_why) == 0)
+		return 0;
+	snprintf(err, errlen, "this agent should host the rendezvous on "
+	    "%s:%d but cannot: %s", c->host, c->port, bind_why);
+	return -1;
+}
+
 /* ops->start: host if we are the endpoint, then connect and join. */
 static int
 c10d_start(struct backend *b, char *err, size_t errlen)
 {
 	struct c10d *c = (struct c10d *)b;
 
-	c->hosted = c10d_host_new(b->base, c->host, c->port, c10d_is_host(c),
-	    c->key);
+	if (c10d_host_or_check(c, err, errlen) == -1)
+		return -1;
 	/* connecting is bounded by read_timeout, and by join_timeout too:
 	 * a join that cannot even connect cannot take longer than a join */
 	c->connect_ms = c->conf.read_ms < c->conf.join_ms ? c->conf.read_ms :
@@ -635,6 +665,7 @@ c10d_free(struct backend *b)
 	if (c->barrier)
 		event_free(c->barrier);
 	c10d_host_free(c->hosted);
+	c10d_busy_free(c);
 	if (c->key != NULL)
 		auth_key_clear(c->key);
 	free(c->key);

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -121,27 +122,34 @@ c10d_host_loopback_name(const char *host)
 /* Serve the engine on host:port if is_host says so (c10d_host.h). */
 struct c10d_host *
 c10d_host_new(struct event_base *base, const char *host, int port,
-    int is_host, const struct auth_key *key)
+    int is_host, const struct auth_key *key, char *err, size_t errlen)
 {
 	struct c10d_host *h;
-	char err[256] = "out of memory";
-	int bound, every;
+	int bound, every, saved;
 
-	if (is_host == 0 || (is_host == -1 && !c10d_host_is_me(host)))
+	if (is_host == 0 || (is_host == -1 && !c10d_host_is_me(host))) {
+		errno = 0;
 		return NULL;
-	if ((h = calloc(1, sizeof(*h))) == NULL)
+	}
+	snprintf(err, errlen, "out of memory");
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	if ((every = c10d_host_loopback_name(host)))
 		log_info("c10d: %s is a loopback address here; the rendezvous "
 		    "listens on every address, for the other nodes", host);
+	errno = ENOMEM;
 	if ((h->store = store_new(base, NULL)) == NULL ||
 	    store_listen(h->store, every ? NULL : host, port, &bound, err,
-	    sizeof(err)) == -1 ||
+	    errlen) == -1 ||
 	    (h->engine = rdzv_attach(h->store, base)) == NULL ||
 	    rdzv_set_auth(h->engine, key) == -1) {
+		saved = errno != 0 ? errno : ENOMEM;
 		log_info("c10d: not hosting the rendezvous on %s:%d: %s",
 		    host, port, err);
 		c10d_host_free(h);
+		errno = saved;
 		return NULL;
 	}
 	log_info("c10d: hosting the rendezvous on %s:%d", host, port);

@@ -19,11 +19,13 @@ struct c10d_host;
 /*
  * Serve the engine on host:port in this process when is_host says so (1
  * yes, 0 no, -1 torchrun's heuristic: the endpoint is this machine).
- * NULL when not hosting, also when the port is busy: someone (a daemon,
- * another agent) already serves it.
+ * NULL with errno 0 when not hosting; NULL with errno set and err filled
+ * when hosting failed: EADDRINUSE when the port is taken (by a daemon or
+ * another agent, or by something else: the caller checks, c10d_busy.c).
  */
 struct c10d_host *c10d_host_new(struct event_base *, const char *host,
-	    int port, int is_host, const struct auth_key *);
+	    int port, int is_host, const struct auth_key *, char *err,
+	    size_t errlen);
 /* 1 if host is a name (not "localhost", not an address literal) whose
  * addresses on this machine are all loopback; 0 otherwise. */
 int	c10d_host_loopback_name(const char *host);

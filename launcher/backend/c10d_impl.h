@@ -58,6 +58,8 @@ struct c10d {
 	uint32_t		 shown_round, shown_joined, shown_role;
 	int			 shown;
 	struct c10d_host	*hosted;	/* is_host: the engine here */
+	struct event		*busy;	/* is_host, port taken: c10d_busy.c */
+	char			 busy_why[256];	/* the bind error */
 	/* --auth-token-file: protocol version 2 (auth.h) */
 	struct auth_key		*key;
 	char			 snonce[AUTH_HEX_LEN + 1];
@@ -88,5 +90,19 @@ int	c10d_live(const struct c10d *);
 struct timespec c10d_after(uint32_t ms);
 /* Has the monotonic time passed? */
 int	c10d_passed(const struct timespec *);
+
+/* c10d_busy.c: is_host, but the port is taken: is it a cgrun rendezvous? */
+/* Hosting failed with bind_why (EADDRINUSE): check who listens; -1 no memory. */
+int	c10d_busy_start(struct c10d *, const char *bind_why);
+/* Connected (HELLO sent): the listener must answer soon. */
+void	c10d_busy_connected(struct c10d *);
+/* A rendezvous message came: the listener is a cgrun rendezvous. */
+void	c10d_busy_answered(struct c10d *);
+/* Is the port's listener still unproven? */
+int	c10d_busy_pending(const struct c10d *);
+/* The listener is not a cgrun rendezvous (it did what): end the job. */
+void	c10d_busy_fail(struct c10d *, const char *what);
+/* Stop checking; no-op when not checking. */
+void	c10d_busy_free(struct c10d *);
 
 #endif /* CGRUN_C10D_IMPL_H */

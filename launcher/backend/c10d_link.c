@@ -198,6 +198,10 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)))
 		return;
+	if (c10d_busy_pending(c) && c10d_live(c)) {
+		c10d_busy_fail(c, "closed the connection");
+		return;
+	}
 	joined = c->link == L_PROOF || c->link == L_UP;
 	c10d_link(c, L_DOWN);
 	if (joined && c->state != C_CONNECTING && c->state != C_OVER) {

@@ -35,11 +35,20 @@ enum opt_kind {
 	K_VERSION
 };
 
+/* Whose option it is, which says whether PET_<NAME> sets it (the pet
+ * column: torchrun reads PET_<NAME> for its own options only, and not for
+ * --logs-specs and --numa-binding). */
+enum opt_origin {
+	O_CGRUN,	/* cgrun's own: no PET_ variable */
+	O_PET,		/* torchrun's, PET_<NAME> when not given */
+	O_TORCHRUN	/* torchrun's without a PET_ variable */
+};
+
 struct opt_def {
 	const char	*name;		/* dash spelling, without "--" */
 	char		 shortopt;	/* or 0 */
 	enum opt_kind	 kind;
-	int		 pet;		/* PET_<NAME> fallback */
+	int		 pet;		/* whose option (enum opt_origin) */
 	size_t		 off;		/* field in struct cgrun_options */
 	const char	*metavar;
 	const char	*help;
@@ -48,96 +57,96 @@ struct opt_def {
 #define F(field) offsetof(struct cgrun_options, field)
 
 static const struct opt_def opt_table[] = {
-	{ "nnodes", 0, K_STR, 1, F(nnodes), "MIN[:MAX]",
+	{ "nnodes", 0, K_STR, O_PET, F(nnodes), "MIN[:MAX]",
 	  "number of nodes, or the range MIN:MAX (default 1:1)" },
-	{ "nproc-per-node", 0, K_STR, 1, F(nproc_per_node), "N|cpu|gpu|auto",
+	{ "nproc-per-node", 0, K_STR, O_PET, F(nproc_per_node), "N|cpu|gpu|auto",
 	  "workers per node (default 1)" },
-	{ "rdzv-backend", 0, K_STR, 1, F(rdzv_backend), "NAME",
+	{ "rdzv-backend", 0, K_STR, O_PET, F(rdzv_backend), "NAME",
 	  "rendezvous backend: static (default) or c10d" },
-	{ "rdzv-endpoint", 0, K_STR, 1, F(rdzv_endpoint), "HOST[:PORT]",
+	{ "rdzv-endpoint", 0, K_STR, O_PET, F(rdzv_endpoint), "HOST[:PORT]",
 	  "rendezvous endpoint" },
-	{ "rdzv-id", 0, K_STR, 1, F(rdzv_id), "ID",
+	{ "rdzv-id", 0, K_STR, O_PET, F(rdzv_id), "ID",
 	  "job id shared by every node (single node: a random UUID)" },
-	{ "rdzv-conf", 0, K_STR, 1, F(rdzv_conf), "K=V,...",
+	{ "rdzv-conf", 0, K_STR, O_PET, F(rdzv_conf), "K=V,...",
 	  "rendezvous settings (join_timeout, last_call_timeout, ...)" },
-	{ "standalone", 0, K_FLAG, 1, F(standalone), NULL,
+	{ "standalone", 0, K_FLAG, O_PET, F(standalone), NULL,
 	  "single node: in-process store on a free port, random run id" },
-	{ "max-restarts", 0, K_INT, 1, F(max_restarts), "N",
+	{ "max-restarts", 0, K_INT, O_PET, F(max_restarts), "N",
 	  "restarts of the worker group after failures (default 0)" },
-	{ "monitor-interval", 0, K_DOUBLE, 1, F(monitor_interval), "SECONDS",
+	{ "monitor-interval", 0, K_DOUBLE, O_PET, F(monitor_interval), "SECONDS",
 	  "accepted for compatibility; cgrun sees exits at once" },
-	{ "start-method", 0, K_STR, 1, F(start_method), "spawn|fork|forkserver",
+	{ "start-method", 0, K_STR, O_PET, F(start_method), "spawn|fork|forkserver",
 	  "accepted for compatibility (scripts are always executed)" },
-	{ "event-log-handler", 0, K_STR, 1, F(event_log_handler), "NAME",
+	{ "event-log-handler", 0, K_STR, O_PET, F(event_log_handler), "NAME",
 	  "accepted for compatibility" },
-	{ "role", 0, K_STR, 1, F(role), "NAME",
+	{ "role", 0, K_STR, O_PET, F(role), "NAME",
 	  "worker role, ROLE_NAME (default \"default\")" },
-	{ "module", 'm', K_FLAG, 1, F(module), NULL,
+	{ "module", 'm', K_FLAG, O_PET, F(module), NULL,
 	  "run SCRIPT as a Python module (python -m)" },
-	{ "no-python", 0, K_FLAG, 1, F(no_python), NULL,
+	{ "no-python", 0, K_FLAG, O_PET, F(no_python), NULL,
 	  "execute SCRIPT directly, without the Python interpreter" },
-	{ "run-path", 0, K_FLAG, 1, F(run_path), NULL,
+	{ "run-path", 0, K_FLAG, O_PET, F(run_path), NULL,
 	  "run SCRIPT as a Python file (overrides --no-python)" },
-	{ "log-dir", 0, K_STR, 1, F(log_dir), "DIR",
+	{ "log-dir", 0, K_STR, O_PET, F(log_dir), "DIR",
 	  "base directory for worker logs and error files" },
-	{ "redirects", 'r', K_STD, 1, F(redirects), "0-3|LR:V,...",
+	{ "redirects", 'r', K_STD, O_PET, F(redirects), "0-3|LR:V,...",
 	  "send stdout (1), stderr (2) or both (3) to log files only" },
-	{ "tee", 't', K_STD, 1, F(tee), "0-3|LR:V,...",
+	{ "tee", 't', K_STD, O_PET, F(tee), "0-3|LR:V,...",
 	  "copy stdout (1), stderr (2) or both (3) to log files too" },
-	{ "local-ranks-filter", 0, K_STR, 1, F(local_ranks_filter), "LR,...",
+	{ "local-ranks-filter", 0, K_STR, O_PET, F(local_ranks_filter), "LR,...",
 	  "show only these local ranks' output on the console" },
-	{ "duplicate-stdout-filters", 0, K_STR, 1, F(dup_stdout_filters),
+	{ "duplicate-stdout-filters", 0, K_STR, O_PET, F(dup_stdout_filters),
 	  "S,...", "copy stdout lines containing S to filtered_stdout.log" },
-	{ "duplicate-stderr-filters", 0, K_STR, 1, F(dup_stderr_filters),
+	{ "duplicate-stderr-filters", 0, K_STR, O_PET, F(dup_stderr_filters),
 	  "S,...", "copy stderr lines containing S to filtered_stderr.log" },
-	{ "node-rank", 0, K_INT, 1, F(node_rank), "N",
+	{ "node-rank", 0, K_INT, O_PET, F(node_rank), "N",
 	  "this node's rank (static backend)" },
-	{ "master-addr", 0, K_STR, 1, F(master_addr), "HOST",
+	{ "master-addr", 0, K_STR, O_PET, F(master_addr), "HOST",
 	  "store address (static backend, default 127.0.0.1)" },
-	{ "master-port", 0, K_INT, 1, F(master_port), "PORT",
+	{ "master-port", 0, K_INT, O_PET, F(master_port), "PORT",
 	  "store port (static backend, default 29500)" },
-	{ "local-addr", 0, K_STR, 1, F(local_addr), "HOST",
+	{ "local-addr", 0, K_STR, O_PET, F(local_addr), "HOST",
 	  "address this node advertises (default: its host name)" },
-	{ "auth-token-file", 0, K_STR, 0, F(auth_token_file), "FILE",
+	{ "auth-token-file", 0, K_STR, O_CGRUN, F(auth_token_file), "FILE",
 	  "c10d: prove this agent knows the secret in FILE to cgrun-rdzvd" },
-	{ "logs-specs", 0, K_STR, 0, F(logs_specs), "NAME",
+	{ "logs-specs", 0, K_STR, O_TORCHRUN, F(logs_specs), "NAME",
 	  "only \"default\" (torchrun's built-in layout)" },
-	{ "numa-binding", 0, K_STR, 0, F(numa_binding),
+	{ "numa-binding", 0, K_STR, O_TORCHRUN, F(numa_binding),
 	  "node|socket|exclusive|core-complex", "bind each rank near its GPU" },
-	{ "signals-to-handle", 0, K_STR, 1, F(signals_to_handle), "SIG,...",
+	{ "signals-to-handle", 0, K_STR, O_PET, F(signals_to_handle), "SIG,...",
 	  "signals forwarded to the workers" },
-	{ "signal-group", 0, K_FLAG, 0, F(signal_group), NULL,
+	{ "signal-group", 0, K_FLAG, O_CGRUN, F(signal_group), NULL,
 	  "USR1/USR2 go to each worker's process group, not its main process" },
-	{ "shutdown-timeout", 0, K_DOUBLE, 1, F(shutdown_timeout), "SECONDS",
+	{ "shutdown-timeout", 0, K_DOUBLE, O_PET, F(shutdown_timeout), "SECONDS",
 	  "grace between TERM and KILL when stopping workers (default 30)" },
-	{ "hang-timeout", 0, K_DURATION, 0, F(hang_timeout), "DURATION",
+	{ "hang-timeout", 0, K_DURATION, O_CGRUN, F(hang_timeout), "DURATION",
 	  "a rank without progress this long is hung (10, 90s, 30m, 1h)" },
-	{ "hang-first-timeout", 0, K_DURATION, 0, F(hang_first_timeout),
+	{ "hang-first-timeout", 0, K_DURATION, O_CGRUN, F(hang_first_timeout),
 	  "DURATION", "before a rank's first progress (default 10m)" },
-	{ "hang-progress", 0, K_STR, 0, F(hang_progress), "heartbeat|output",
+	{ "hang-progress", 0, K_STR, O_CGRUN, F(hang_progress), "heartbeat|output",
 	  "output: any line a rank writes is progress too" },
-	{ "exit-barrier-timeout", 0, K_DURATION, 0, F(exit_barrier_timeout),
+	{ "exit-barrier-timeout", 0, K_DURATION, O_CGRUN, F(exit_barrier_timeout),
 	  "DURATION", "wait for the other nodes after success (default 300)" },
-	{ "virtual-local-rank", 0, K_FLAG, 1, F(virtual_local_rank), NULL,
+	{ "virtual-local-rank", 0, K_FLAG, O_PET, F(virtual_local_rank), NULL,
 	  "every worker gets LOCAL_RANK=0 and only its own GPU" },
-	{ "log-prefix", 0, K_STR, 0, F(log_prefix), "torchrun|rank|none|TEMPLATE",
+	{ "log-prefix", 0, K_STR, O_CGRUN, F(log_prefix), "torchrun|rank|none|TEMPLATE",
 	  "console line prefix (default torchrun: \"[default0]:\" with --tee)" },
-	{ "tty", 0, K_STR, 0, F(tty), "auto|always|never",
+	{ "tty", 0, K_STR, O_CGRUN, F(tty), "auto|always|never",
 	  "pseudo-terminals for workers, stdin to local rank 0 (default auto)" },
-	{ "cpu-bind", 0, K_STR, 0, F(cpu_bind), "none|gpu|numa|cores",
+	{ "cpu-bind", 0, K_STR, O_CGRUN, F(cpu_bind), "none|gpu|numa|cores",
 	  "CPU binding of each rank" },
-	{ "gpu-visibility", 0, K_STR, 0, F(gpu_visibility), "all|own",
+	{ "gpu-visibility", 0, K_STR, O_CGRUN, F(gpu_visibility), "all|own",
 	  "own: CUDA_VISIBLE_DEVICES is the rank's GPU" },
-	{ "mem-bind", 0, K_STR, 0, F(mem_bind), "preferred|bind|none",
+	{ "mem-bind", 0, K_STR, O_CGRUN, F(mem_bind), "preferred|bind|none",
 	  "memory of bound ranks: their NUMA node(s) (default preferred)" },
-	{ "dry-run", 0, K_FLAG, 0, F(dry_run), NULL,
+	{ "dry-run", 0, K_FLAG, O_CGRUN, F(dry_run), NULL,
 	  "print the placement plan and exit" },
-	{ "json", 0, K_FLAG, 0, F(json), NULL,
+	{ "json", 0, K_FLAG, O_CGRUN, F(json), NULL,
 	  "with --dry-run: print JSON" },
-	{ "verbose", 'v', K_COUNT, 0, F(verbose), NULL,
+	{ "verbose", 'v', K_COUNT, O_CGRUN, F(verbose), NULL,
 	  "log more (twice: debug)" },
-	{ "help", 'h', K_HELP, 0, 0, NULL, "show this help" },
-	{ "version", 0, K_VERSION, 0, 0, NULL, "show the version" },
+	{ "help", 'h', K_HELP, O_TORCHRUN, 0, NULL, "show this help" },
+	{ "version", 0, K_VERSION, O_CGRUN, 0, NULL, "show the version" },
 };
 
 #define NOPTS (sizeof(opt_table) / sizeof(opt_table[0]))
@@ -507,7 +516,7 @@ opt_env_fallbacks(struct cgrun_options *o, const unsigned char *given,
 	enum options_result r;
 
 	for (i = 0; i < NOPTS; i++) {
-		if (!opt_table[i].pet || given[i])
+		if (opt_table[i].pet != O_PET || given[i])
 			continue;
 		snprintf(env, sizeof(env), "PET_%s", opt_table[i].name);
 		for (j = 4; env[j] != '\0'; j++)
@@ -589,23 +598,17 @@ options_free(struct cgrun_options *o)
 		}
 }
 
-/* The usage text: full, or just a pointer to --help after an error. */
-void
-options_usage(FILE *fp, int full)
+/* The usage lines of the options of one origin, under a heading. */
+static void
+opt_usage_origin(FILE *fp, int origin, const char *heading)
 {
 	char left[80];
 	size_t i;
 
-	if (!full) {
-		fprintf(fp, "Try 'cgrun --help' for the options.\n");
-		return;
-	}
-	fprintf(fp, "usage: cgrun [options] SCRIPT.py [ARGS...]\n"
-	    "       cgrun [options] -m MODULE [ARGS...]\n"
-	    "       cgrun [options] --no-python PROGRAM [ARGS...]\n");
-	fprintf(fp, "\nOptions (also with underscores, and from PET_* "
-	    "variables):\n");
+	fprintf(fp, "\n%s\n", heading);
 	for (i = 0; i < NOPTS; i++) {
+		if (opt_table[i].pet != origin)
+			continue;
 		snprintf(left, sizeof(left), "%s%c%s--%s%s%s",
 		    opt_table[i].shortopt ? "-" : "   ",
 		    opt_table[i].shortopt ? opt_table[i].shortopt : ' ',
@@ -614,6 +617,27 @@ options_usage(FILE *fp, int full)
 		    opt_table[i].metavar ? opt_table[i].metavar : "");
 		fprintf(fp, "  %-40s %s\n", left, opt_table[i].help);
 	}
+}
+
+/* The usage text: full, or just a pointer to --help after an error. */
+void
+options_usage(FILE *fp, int full)
+{
+	if (!full) {
+		fprintf(fp, "Try 'cgrun --help' for the options.\n");
+		return;
+	}
+	fprintf(fp, "usage: cgrun [options] SCRIPT.py [ARGS...]\n"
+	    "       cgrun [options] -m MODULE [ARGS...]\n"
+	    "       cgrun [options] --no-python PROGRAM [ARGS...]\n"
+	    "\nEvery option also has an underscore spelling "
+	    "(--nproc_per_node).\n");
+	opt_usage_origin(fp, O_PET, "torchrun's options (also from PET_<NAME>, "
+	    "e.g. PET_NPROC_PER_NODE):");
+	opt_usage_origin(fp, O_TORCHRUN, "torchrun's options without a PET_ "
+	    "variable (as in torchrun):");
+	opt_usage_origin(fp, O_CGRUN, "cgrun's own options (no PET_ "
+	    "variables):");
 	fprintf(fp, "\nSee cgrun(1).\n");
 }
 

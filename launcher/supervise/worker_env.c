@@ -65,19 +65,22 @@ envv_plan_cb(void *arg, const char *name, const char *value)
 	return envv_set(arg, name, value);
 }
 
-/* Copy the agent's environment. */
+/* Copy the agent's environment (environ is NULL after clearenv(), or
+ * in a process whose environment was emptied that way: none to copy). */
 static int
 envv_inherit(struct envv *e)
 {
+	static char *none[] = { NULL };
+	char **from = environ != NULL ? environ : none;
 	char **p, *s, **nv;
 	size_t n = 0;
 
-	for (p = environ; *p != NULL; p++)
+	for (p = from; *p != NULL; p++)
 		n++;
 	e->cap = n + 40;
 	if ((e->v = calloc(e->cap, sizeof(*nv))) == NULL)
 		return -1;
-	for (p = environ; *p != NULL; p++) {
+	for (p = from; *p != NULL; p++) {
 		if (strchr(*p, '=') == NULL)
 			continue;
 		if ((s = strdup(*p)) == NULL)

@@ -62,7 +62,8 @@ void	store_limits_default(struct store_limits *);
 struct store *store_new(struct event_base *, const struct store_limits *);
 void	store_free(struct store *);
 
-/* Bind host:port (port 0: ephemeral), listen, report the bound port. */
+/* Bind host:port (port 0: ephemeral), listen, report the bound port;
+ * -1 with err and errno (EADDRINUSE: the port is taken). */
 int	store_listen(struct store *, const char *host, int port,
 	    int *bound_port, char *err, size_t errlen);
 /* Serve an already listening socket (systemd socket activation). */

@@ -195,6 +195,7 @@ store_listen_bind_all(const struct addrinfo *res, int *port, int *fds,
  * Bind every address of host (NULL, "" or "*": all addresses) on port and
  * listen; port 0 picks a free port, the same for all the addresses.  At
  * least one address must succeed.  The sockets listen before this returns.
+ * On failure errno is the last bind's or listen's (EADDRINUSE: taken).
  */
 int
 store_listen(struct store *st, const char *host, int port, int *bound_port,
@@ -203,6 +204,7 @@ store_listen(struct store *st, const char *host, int port, int *bound_port,
 	struct addrinfo hints, *res;
 	char serv[16], why[256] = "no usable address";
 	int fds[STORE_MAX_ADDRS], i, n = 0, rc, busy = 0, tries, p, ok = 0;
+	int bind_errno = 0;
 
 	memset(&hints, 0, sizeof hints);
 	hints.ai_family = AF_UNSPEC;
@@ -219,6 +221,7 @@ store_listen(struct store *st, const char *host, int port, int *bound_port,
 	for (tries = 0; tries < STORE_PORT_TRIES; tries++) {
 		p = port;
 		n = store_listen_bind_all(res, &p, fds, &busy, why, sizeof why);
+		bind_errno = errno;
 		if (!busy)
 			break;
 	}
@@ -231,6 +234,7 @@ store_listen(struct store *st, const char *host, int port, int *bound_port,
 	}
 	if (ok == 0) {
 		snprintf(err, errlen, "%s: %s", host ? host : "*", why);
+		errno = n == 0 && bind_errno != 0 ? bind_errno : ENOMEM;
 		return -1;
 	}
 	if (bound_port != NULL)

@@ -45,7 +45,8 @@ def main():
         print("FAIL rank %d: all_reduce %r, want %r" % (rank, got, want))
         sys.exit(1)
     parts = [torch.zeros(2) for _ in range(world)]
-    dist.all_gather(parts, torch.tensor([float(rank), rank * rank + 0.5]))
+    mine = torch.tensor([float(rank), rank * rank + 0.5])
+    dist.all_gather(parts, mine)
     if [p.tolist() for p in parts] != [[float(r), r * r + 0.5] for r in range(world)]:
         print("FAIL rank %d: all_gather %r" % (rank, parts))
         sys.exit(1)
@@ -55,7 +56,25 @@ def main():
         print("FAIL rank %d: broadcast %r" % (rank, b))
         sys.exit(1)
     dist.barrier()
+    # Every tensor a collective used stays alive until the group is
+    # destroyed (keep).  Were one a temporary (all_gather's input was),
+    # its Python object would end up owned by the C++ tensor that gloo's
+    # worker thread still holds for a moment after the collective
+    # completes; that thread then needs the GIL to drop it, while
+    # destroy_process_group() joins the thread in ~ProcessGroupGloo
+    # holding the GIL: a deadlock whenever the load keeps the worker
+    # thread from running before destroy starts.  Seen with torch 2.6 at
+    # load 10-40 (2 hangs in 32 runs): gdb showed the main thread in
+    # std::thread::join from c10d::ProcessGroupGloo::~ProcessGroupGloo,
+    # the thread it joins in pthread_cond_timedwait called from the
+    # interpreter (faulthandler: a C++ thread with a Python thread state
+    # and "no Python frame": waiting for the GIL), the gloo loop thread
+    # idle in epoll_wait, nothing waiting on the store.  torch's bug
+    # (pytorch/pytorch#56297; the destructor releases the GIL since
+    # pytorch/pytorch#154976, after 2.6); a program on 2.6 must keep them.
+    keep = (t, parts, mine, b)
     dist.destroy_process_group()
+    del keep
     print("rank %d ok: all_reduce %s torch %s" % (rank, got, torch.__version__))
 
 

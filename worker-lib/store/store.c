@@ -126,7 +126,11 @@ cgrun_store_prefixed(struct cgrun_store *parent, const char *prefix)
 CGRUN_EXPORT const char *
 cgrun_store_prefix(const struct cgrun_store *s)
 {
-	return s != NULL ? s->prefix : NULL;
+	if (s == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return s->prefix;
 }
 
 /* Set the store timeout. */
@@ -145,12 +149,17 @@ cgrun_store_set_timeout(struct cgrun_store *s, int timeout_ms)
 CGRUN_EXPORT int
 cgrun_store_timeout(const struct cgrun_store *s)
 {
-	return s != NULL ? s->conn->timeout_ms : -1;
+	if (s == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	return s->conn->timeout_ms;
 }
 
 /* Text of the last failure on this handle. */
 CGRUN_EXPORT const char *
 cgrun_store_errmsg(const struct cgrun_store *s)
 {
+	/* errno untouched even for NULL: callers read it with the message */
 	return s != NULL ? s->err : "no store handle";
 }
