@@ -19,6 +19,15 @@
 
 #define C10D_BUSY_MS	5000	/* a cgrun rendezvous answers HELLO at once */
 
+/* How long the listener has to answer: C10D_BUSY_MS, or less when
+ * connecting itself is bounded by less. */
+static unsigned
+c10d_busy_ms(const struct c10d *c)
+{
+	return c->connect_ms < C10D_BUSY_MS ? (unsigned)c->connect_ms :
+	    C10D_BUSY_MS;
+}
+
 /* The check's timer: the listener never answered. */
 static void
 c10d_busy_cb(evutil_socket_t fd, short what, void *arg)
@@ -26,7 +35,7 @@ c10d_busy_cb(evutil_socket_t fd, short what, void *arg)
 	char why[64];
 
 	snprintf(why, sizeof(why), "did not answer within %.1f s",
-	    C10D_BUSY_MS / 1000.0);
+	    c10d_busy_ms(arg) / 1000.0);
 	c10d_busy_fail(arg, why);
 }
 
@@ -46,12 +55,9 @@ c10d_busy_start(struct c10d *c, const char *bind_why)
 void
 c10d_busy_connected(struct c10d *c)
 {
-	struct timeval tv = { C10D_BUSY_MS / 1000, C10D_BUSY_MS % 1000 * 1000 };
+	unsigned ms = c10d_busy_ms(c);
+	struct timeval tv = { ms / 1000, (suseconds_t)(ms % 1000) * 1000 };
 
-	if (c->busy != NULL && c->connect_ms < C10D_BUSY_MS) {
-		tv.tv_sec = c->connect_ms / 1000;
-		tv.tv_usec = (suseconds_t)(c->connect_ms % 1000) * 1000;
-	}
 	if (c->busy != NULL)
 		evtimer_add(c->busy, &tv);
 }

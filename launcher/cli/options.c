@@ -35,8 +35,8 @@ enum opt_kind {
 	K_VERSION
 };
 
-/* Whose option it is, which says whether PET_<NAME> sets it (the pet
- * column: torchrun reads PET_<NAME> for its own options only, and not for
+/* Whose option it is, which says whether PET_<NAME> sets it (the
+ * origin: torchrun reads PET_<NAME> for its own options only, and not for
  * --logs-specs and --numa-binding). */
 enum opt_origin {
 	O_CGRUN,	/* cgrun's own: no PET_ variable */
@@ -48,7 +48,7 @@ struct opt_def {
 	const char	*name;		/* dash spelling, without "--" */
 	char		 shortopt;	/* or 0 */
 	enum opt_kind	 kind;
-	int		 pet;		/* whose option (enum opt_origin) */
+	enum opt_origin	 origin;	/* whose option: PET_<NAME> or not */
 	size_t		 off;		/* field in struct cgrun_options */
 	const char	*metavar;
 	const char	*help;
@@ -516,7 +516,7 @@ opt_env_fallbacks(struct cgrun_options *o, const unsigned char *given,
 	enum options_result r;
 
 	for (i = 0; i < NOPTS; i++) {
-		if (opt_table[i].pet != O_PET || given[i])
+		if (opt_table[i].origin != O_PET || given[i])
 			continue;
 		snprintf(env, sizeof(env), "PET_%s", opt_table[i].name);
 		for (j = 4; env[j] != '\0'; j++)
@@ -600,14 +600,14 @@ options_free(struct cgrun_options *o)
 
 /* The usage lines of the options of one origin, under a heading. */
 static void
-opt_usage_origin(FILE *fp, int origin, const char *heading)
+opt_usage_origin(FILE *fp, enum opt_origin origin, const char *heading)
 {
 	char left[80];
 	size_t i;
 
 	fprintf(fp, "\n%s\n", heading);
 	for (i = 0; i < NOPTS; i++) {
-		if (opt_table[i].pet != origin)
+		if (opt_table[i].origin != origin)
 			continue;
 		snprintf(left, sizeof(left), "%s%c%s--%s%s%s",
 		    opt_table[i].shortopt ? "-" : "   ",

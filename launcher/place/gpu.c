@@ -17,10 +17,10 @@
 #include "gpu_driver.h"
 #include "log.h"
 #include "nvml_dl.h"
+#include "topology.h"
 
 #define NVIDIA_VENDOR	0x10de
 #define PCI_CLASS_DISPLAY 0x03	/* 0300 VGA, 0302 3D controller, 0380 other */
-#define GPU_CPULIST_MAX	4096	/* bytes of a local_cpulist read */
 
 /* Parse n hex digits (1..max) at *sp into *v, advancing *sp; 0 or -1. */
 static int
@@ -428,21 +428,12 @@ gpu_sysfs_info(int dirfd, const char *dev, struct gpu_info *g)
 int
 gpu_sysfs_local_cpus(const char *root, const char *busid, hwloc_bitmap_t set)
 {
-	char path[512], buf[GPU_CPULIST_MAX];
-	ssize_t n;
-	int fd;
+	char path[512];
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s/local_cpulist", root,
-	    busid) >= sizeof(path) || (fd = open(path, O_RDONLY |
-	    O_CLOEXEC)) == -1)
+	    busid) >= sizeof(path))
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || n == (ssize_t)sizeof(buf) - 1)
-		return -1;		/* empty, or longer than cgrun reads */
-	buf[n] = '\0';
-	return hwloc_bitmap_list_sscanf(set, buf) == 0 &&
-	    !hwloc_bitmap_iszero(set) ? 0 : -1;
+	return topology_cpulist_read(path, set);
 }
 
 /*
@@ -553,15 +544,12 @@ gpu_nvml_scan(const char *path, struct gpu_info *out, int max, char *err,
 static int
 gpu_bus_scan(struct gpu_list *l, hwloc_topology_t topo)
 {
-	enum hwloc_type_filter_e f = HWLOC_TYPE_FILTER_KEEP_NONE;
 	int n;
 
 	l->source = "hwloc";
 	if (topo == NULL)
 		return 0;
-	if (!hwloc_topology_is_thissystem(topo) ||
-	    hwloc_topology_get_type_filter(topo, HWLOC_OBJ_PCI_DEVICE,
-	    &f) == -1 || f != HWLOC_TYPE_FILTER_KEEP_NONE)
+	if (!hwloc_topology_is_thissystem(topo) || topology_has_io(topo))
 		return gpu_hwloc_scan(topo, l->gpu, GPU_MAX);
 	l->source = "sysfs";
 	n = gpu_sysfs_scan("/sys/bus/pci/devices", l->gpu, GPU_MAX);

@@ -101,16 +101,6 @@ plan_opts_check(const struct plan_opts *o, char *err, size_t errlen)
 	return plan_mem_vis(o, &mem, &own, err, errlen);
 }
 
-/* Whether the topology holds PCI devices (hwloc's I/O discovery ran). */
-static int
-plan_has_io(const struct plan *p)
-{
-	enum hwloc_type_filter_e f = HWLOC_TYPE_FILTER_KEEP_NONE;
-
-	return hwloc_topology_get_type_filter(p->topo, HWLOC_OBJ_PCI_DEVICE,
-	    &f) == 0 && f != HWLOC_TYPE_FILTER_KEEP_NONE;
-}
-
 /*
  * The CPUs near GPU g into set: those of its non-I/O ancestor in a
  * topology with PCI devices (a capture), else, on the machine itself, its
@@ -123,7 +113,7 @@ plan_gpu_local(const struct plan *p, const struct gpu_info *g,
 {
 	hwloc_obj_t o;
 
-	if (plan_has_io(p)) {
+	if (topology_has_io(p->topo)) {
 		if ((o = hwloc_get_pcidev_by_busid(p->topo, g->domain, g->bus,
 		    g->dev, g->func)) == NULL ||
 		    (o = hwloc_get_non_io_ancestor_obj(p->topo, o)) == NULL)
@@ -161,7 +151,7 @@ plan_assign_gpu(struct plan *p, const struct gpu_list *l, int r)
 	if (plan_gpu_local(p, g, rp->local) == -1) {
 		log_warnx("gpu locality unknown bus_id=%s local_rank=%d (%s); "
 		    "its locality is the whole machine", g->busid, r,
-		    plan_has_io(p) ? "not in the hwloc topology" :
+		    topology_has_io(p->topo) ? "not in the hwloc topology" :
 		    "no local_cpulist in /sys/bus/pci/devices");
 		hwloc_bitmap_copy(rp->local,
 		    hwloc_topology_get_topology_cpuset(p->topo));

@@ -11,13 +11,13 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <hwloc.h>
 
 #include "gpu.h"
 #include "log.h"
 #include "plan_priv.h"
+#include "topology.h"
 
 /* Whether the topology is the live machine's, numbered as the kernel does. */
 static int
@@ -42,20 +42,13 @@ static int
 plan_allowed_cgroup(hwloc_const_cpuset_t all)
 {
 	hwloc_bitmap_t online;
-	char line[1024];
-	FILE *f;
-	int cut = 0;
+	int cut;
 
-	if ((f = fopen("/sys/devices/system/cpu/online", "re")) == NULL)
+	if ((online = hwloc_bitmap_alloc()) == NULL)
 		return 0;
-	if (fgets(line, sizeof(line), f) != NULL &&
-	    (online = hwloc_bitmap_alloc()) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		cut = hwloc_bitmap_list_sscanf(online, line) == 0 &&
-		    !hwloc_bitmap_isincluded(online, all);
-		hwloc_bitmap_free(online);
-	}
-	fclose(f);
+	cut = topology_cpulist_read("/sys/devices/system/cpu/online",
+	    online) == 0 && !hwloc_bitmap_isincluded(online, all);
+	hwloc_bitmap_free(online);
 	return cut;
 }
 

@@ -5,13 +5,17 @@
  * machine's own (sysfs tells the rest).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <hwloc.h>
 
 #include "log.h"
 #include "topology.h"
+
+#define TOPOLOGY_CPULIST_MAX	4096	/* bytes of a cpu list file read */
 
 /*
  * Whether the topology needs I/O objects: only a topology that is not this
@@ -114,4 +118,37 @@ topology_load(char *err, size_t errlen)
 		return NULL;
 	}
 	return topo;
+}
+
+/* Whether topo holds PCI devices (hwloc's I/O discovery kept them). */
+int
+topology_has_io(hwloc_topology_t topo)
+{
+	enum hwloc_type_filter_e f = HWLOC_TYPE_FILTER_KEEP_NONE;
+
+	return hwloc_topology_get_type_filter(topo, HWLOC_OBJ_PCI_DEVICE,
+	    &f) == 0 && f != HWLOC_TYPE_FILTER_KEEP_NONE;
+}
+
+/*
+ * A kernel cpu list file ("0-5,48-53\n": sysfs local_cpulist,
+ * /sys/devices/system/cpu/online) into set: 0, or -1 when it cannot be
+ * read, is empty, longer than cgrun reads, or not a cpu list.
+ */
+int
+topology_cpulist_read(const char *path, hwloc_bitmap_t set)
+{
+	char buf[TOPOLOGY_CPULIST_MAX];
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || n == (ssize_t)sizeof(buf) - 1)
+		return -1;		/* empty, or longer than cgrun reads */
+	buf[n] = '\0';
+	return hwloc_bitmap_list_sscanf(set, buf) == 0 &&
+	    !hwloc_bitmap_iszero(set) ? 0 : -1;
 }

@@ -16,4 +16,10 @@
  */
 hwloc_topology_t topology_load(char *err, size_t errlen);
 
+/* Whether the topology holds PCI devices (a capture, not the live one). */
+int	topology_has_io(hwloc_topology_t);
+
+/* A kernel cpu list file (local_cpulist, cpu/online) into set; 0 or -1. */
+int	topology_cpulist_read(const char *path, hwloc_bitmap_t set);
+
 #endif /* CGRUN_TOPOLOGY_H */
