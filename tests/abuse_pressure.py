@@ -15,52 +15,26 @@ Usage: abuse_pressure.py CASE PORT PID LOGFILE
 
 Standard library only; all traffic on loopback.
 """
+import os
 import socket
-import struct
 import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hostile"))
+import storewire  # noqa: E402
+from storewire import B, connect, fail, recv_exact, u64  # noqa: E402,F401
+
 CASE, PORT, PID, LOG = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-HOST = "127.0.0.1"
 MIB = 1024 * 1024
 
 
-def u64(v):
-    return struct.pack("<Q", v)
-
-
-def B(b):
-    return u64(len(b)) + b
-
-
-def fail(msg):
-    print("FAIL", msg)
-    sys.exit(1)
-
-
 def conn(timeout=5.0):
-    s = socket.create_connection((HOST, PORT), timeout=timeout)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise EOFError("closed after %d of %d bytes" % (len(buf), n))
-        buf += chunk
-    return buf
+    return connect(PORT, timeout)
 
 
 def rss_mib():
-    with open("/proc/%d/status" % PID) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    fail("no VmRSS for pid %d" % PID)
+    return storewire.rss_mib(PID)
 
 
 def log_has(text, secs=5.0):

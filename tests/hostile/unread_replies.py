@@ -18,10 +18,15 @@ The daemon runs with --max-value-size=1M --output-high-water=2M
 
 Standard library only; all traffic on loopback.
 """
+import os
 import socket
 import struct
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import storewire  # noqa: E402
+from storewire import B, connect, fail, recv_exact, u64  # noqa: E402,F401
 
 PORT, PID, LOG = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 MIB = 1024 * 1024
@@ -29,41 +34,12 @@ V1_SET, V1_GET = 0, 2
 VALUE = bytes(range(256)) * 4096	# 1 MiB
 
 
-def u64(v):
-    return struct.pack("<Q", v)
-
-
-def B(b):
-    return u64(len(b)) + b
-
-
-def fail(msg):
-    print("FAIL", msg)
-    sys.exit(1)
-
-
 def conn():
-    s = socket.create_connection(("127.0.0.1", PORT), timeout=10)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return s
-
-
-def recv_exact(s, n):
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = s.recv(min(n - len(buf), 1 << 20))
-        if not chunk:
-            raise EOFError("closed after %d of %d bytes" % (len(buf), n))
-        buf += chunk
-    return bytes(buf)
+    return connect(PORT, 10)
 
 
 def rss_mib():
-    with open("/proc/%d/status" % PID) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    fail("no VmRSS for pid %d" % PID)
+    return storewire.rss_mib(PID)
 
 
 def log_text():
