@@ -1,5 +1,5 @@
 #!/bin/sh
-# Log directories (cgrun(1) FILES; launcher/supervise/logdir.c):
+# Log directories (cgrun(1) FILES; launcher/console/logdir.c):
 # - a rerun with the same run id and --log-dir gets its own
 #   LOG_DIR/RUN_ID_XXXXXX/ (torchrun's <run_id>_<random>/): the first
 #   run's logs stay as they were;

@@ -80,7 +80,7 @@ struct cgrun_options {
 	char	*gpu_visibility;
 	char	*mem_bind;			/* placement.h: preferred|bind|none */
 	char	*auth_token_file;		/* c10d: shared secret (auth.h) */
-	/* the hang watchdog (supervise/watchdog.h); NAN: not given */
+	/* the hang watchdog (hang/watchdog.h); NAN: not given */
 	double	 hang_timeout;			/* seconds; 0: off */
 	double	 hang_first_timeout;		/* before a rank's first sign */
 	char	*hang_progress;			/* heartbeat (NULL) | output */

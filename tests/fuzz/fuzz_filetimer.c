@@ -1,7 +1,7 @@
 /*
  * fuzz_filetimer.c: libFuzzer target for torch's FileTimer request lines
  * (the FIFO any local process may write to, so untrusted) as the agent
- * parses them (launcher/supervise/filetimer.c, filetimer_parse): the
+ * parses them (launcher/hang/filetimer.c, filetimer_parse): the
  * whole input as one line, then every "\n"-separated piece of it, as the
  * FIFO reader splits them.
  */

@@ -1,5 +1,5 @@
 /*
- * fuzz_stackdump.c: libFuzzer target for launcher/supervise/stackdump.c
+ * fuzz_stackdump.c: libFuzzer target for launcher/hang/stackdump.c
  * (the parser of Python fault handler, gdb, eu-stack, py-spy and /proc
  * stack dumps a hang's diagnosis reads from a worker's stderr or a tool)
  * and stackgroup.c (grouping ranks by stack, the summary).  Input: up to

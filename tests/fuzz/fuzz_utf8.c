@@ -1,5 +1,5 @@
 /*
- * fuzz_utf8.c: libFuzzer target for rendezvous/daemon/utf8.c, which makes
+ * fuzz_utf8.c: libFuzzer target for rendezvous/common/utf8.c, which makes
  * client-chosen strings (run ids, host names) valid UTF-8 before they go
  * into cgrun-rdzvd's /status JSON.  Input: one byte of output room (1 to
  * 256), then the string (cut at its first NUL).  Checked: the output is
