@@ -81,8 +81,10 @@ LAYER_INC   = $(INC_LNCH)
 $(BUILD)/worker-lib/%.o: LAYER_INC = $(INC_LIB)
 $(BUILD)/rendezvous/%.o: LAYER_INC = $(INC_RDZV)
 $(BUILD)/launcher/%.o: LAYER_INC = $(INC_LNCH)
-TEST_SRCS  := $(wildcard tests/test_*.c)
-TEST_HELPERS := $(wildcard tests/helper_*.c)
+# Check programs and their helpers anywhere under tests/ (by subsystem).
+TEST_SRCS  := $(sort $(shell find tests -name 'test_*.c' ! -path 'tests/fuzz/*'))
+TEST_HELPERS := $(sort $(shell find tests -name 'helper_*.c' ! -path 'tests/fuzz/*'))
+TEST_INC   := $(addprefix -I,$(sort $(dir $(TEST_SRCS) $(TEST_HELPERS))))
 BENCH_SRCS := $(wildcard bench/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
@@ -150,7 +152,7 @@ $(CGRUN): $(call obj,launcher/main.c) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(call obj,$(TEST_HELPERS)) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
 	$(CC) -o $@ $^ $(LDFLAGS) $(CHECK_LIBS) $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
-$(BUILD)/tests/%.o: CPPFLAGS += $(CHECK_CFLAGS) -Itests
+$(BUILD)/tests/%.o: CPPFLAGS += $(CHECK_CFLAGS) -Itests $(TEST_INC)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBRDZV_A) $(LIBCGRUN_A)
 	$(CC) -o $@ $^ $(LDFLAGS) $(RDZV_DEPLIBS) $(BENCH_LIBS) -lm
@@ -245,7 +247,7 @@ $(FUZZ_LIB): $(FUZZ_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
-	$(FUZZ_CC) $(INC_LNCH) -Itests $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) \
+	$(FUZZ_CC) $(INC_LNCH) -Itests $(TEST_INC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) \
 	  $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
 
 fuzzers: $(FUZZERS)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every test of the suite and ends with one line "N passed, N failed,
-# N skipped".  Unit programs (build/tests/test_*) are Check suites: each of
-# their test cases counts.  Black-box scripts (tests/t_*.sh) count one each:
+# N skipped".  Unit programs (build/tests/**/test_*) are Check suites: each of
+# their test cases counts.  Black-box scripts (tests/**/t_*.sh, anywhere under tests/) count one each:
 # exit 0 passes, 77 skips (the script prints why), anything else fails.
 # Usage: BUILD=build sh tests/run-suite.sh [NAME-PATTERN...]  (tests whose
 # name contains any of the patterns; all tests without one).  With
@@ -26,8 +26,7 @@ selected() {
 log=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-suite.XXXXXX")
 suite_start=$(date +%s)
 
-for t in "$BUILD"/tests/test_*; do
-	case "$t" in *.o|*.d) continue ;; esac
+for t in $(find "$BUILD/tests" -name 'test_*' -type f ! -name '*.[od]' | sort); do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	selected "$name" || continue
@@ -52,7 +51,7 @@ for t in "$BUILD"/tests/test_*; do
 	fi
 done
 
-for t in tests/t_*.sh; do
+for t in $(find tests -name 't_*.sh' | sort); do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	selected "$name" || continue
