@@ -280,16 +280,27 @@ attempt_abandon(struct attempt *at, int kill_wait_secs)
 		worker_abandon(at->w[i], kill_wait_secs);
 }
 
-/* Local rank lr is hung: root cause of this attempt, with the reason. */
+/*
+ * Local rank lr is hung: root cause of this attempt, with the reason.  Its
+ * exit may be recorded already (a Python rank dies of the SIGABRT that
+ * dumped its stack): that record moves first.
+ */
 void
 attempt_hung(struct attempt *at, int lr, const char *why)
 {
+	int i;
+
 	if (at == NULL || lr < 0 || lr >= at->nw || at->hung_lr >= 0)
 		return;
 	at->hung_lr = lr;
 	snprintf(at->hung_why, sizeof(at->hung_why), "%s", why);
 	snprintf(at->why, sizeof(at->why), "rank %d %s",
 	    worker_rank(at->w[lr]), why);
+	for (i = 0; i < at->nfail; i++)
+		if (at->fail[i].local_rank == lr) {
+			attempt_hung_first(at, &at->fail[i]);
+			break;
+		}
 }
 
 /* Whether every worker is gone (an attempt with no workers is). */
