@@ -21,6 +21,7 @@ SBINDIR     ?= $(PREFIX)/sbin
 LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
 MANDIR      ?= $(PREFIX)/share/man
+DATADIR     ?= $(PREFIX)/share
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 SYSCONFDIR  ?= /etc
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
@@ -274,6 +275,8 @@ install: all
 	for m in man/*.1; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for m in man/*.3; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/ || true; done
 	for m in man/*.8; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man8/ || true; done
+	install -d $(DESTDIR)$(DATADIR)/cgrun
+	install -m 644 docs/event-log.schema.json $(DESTDIR)$(DATADIR)/cgrun/
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/cgrun
 	for u in rendezvous/systemd/cgrun-rdzvd.service rendezvous/systemd/cgrun-rdzvd.socket; do \
 	  sed -e 's|/usr/sbin/cgrun-rdzvd|$(SBINDIR)/cgrun-rdzvd|' -e 's|/etc/cgrun/|$(SYSCONFDIR)/cgrun/|' \
@@ -286,7 +289,7 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/libcgrun.* $(DESTDIR)$(LIBDIR)/libcgrun-nccl.* \
 	  $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc $(DESTDIR)$(PKGCONFIGDIR)/cgrun-nccl.pc \
 	  $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.service $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.socket
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgrun
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgrun $(DESTDIR)$(DATADIR)/cgrun
 
 clean:
 	rm -rf $(BUILD)

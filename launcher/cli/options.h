@@ -80,6 +80,10 @@ struct cgrun_options {
 	char	*gpu_visibility;
 	char	*mem_bind;			/* placement.h: preferred|bind|none */
 	char	*auth_token_file;		/* c10d: shared secret (auth.h) */
+	/* what operators see (observe/observe.h) */
+	char	*event_log;			/* FILE or fd:N; NULL: none */
+	char	*metrics_file;			/* textfile collector's file */
+	char	*metrics_port;			/* [HOST:]PORT; NULL: none */
 	/* the hang watchdog (hang/watchdog.h); NAN: not given */
 	double	 hang_timeout;			/* seconds; 0: off */
 	double	 hang_first_timeout;		/* before a rank's first sign */

@@ -398,3 +398,10 @@ put("fuzz_stackdump", "gdb", b"\x40" + GDB + b"\0" + GDB)
 put("fuzz_stackdump", "eu-stack", b"\x80" + EU + b"\0" + b"\r\n".join(EU.split(b"\n")))
 put("fuzz_stackdump", "py-spy", b"\xff" + PYSPY + b"\0\0" + PYSPY)
 put("fuzz_stackdump", "stack-only", b"\x10Stack (most recent call first):\n  <no Python frame>\n  ...\n")
+
+# ---- what operators see (label room - 1, then the string) ----
+put("fuzz_observe", "fd", b"\xff" + b"fd:3")
+put("fuzz_observe", "fd-bad", b"\xff" + b"fd:99999999")
+put("fuzz_observe", "port", b"\xff" + b"127.0.0.1:9100")
+put("fuzz_observe", "port-v6", b"\xff" + b"[::1]:0")
+put("fuzz_observe", "run-id", b"\x10" + b'job "42"\\\n\xc3\xa9\xff')
