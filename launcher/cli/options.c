@@ -648,6 +648,18 @@ options_usage(FILE *fp, int full)
 	fprintf(fp, "\nSee cgrun(1).\n");
 }
 
+/* Row i of the table: name, short letter, metavariable; -1 past the end. */
+int
+options_row(size_t i, const char **name, char *shortopt, const char **metavar)
+{
+	if (i >= NOPTS)
+		return -1;
+	*name = opt_table[i].name;
+	*shortopt = opt_table[i].shortopt;
+	*metavar = opt_table[i].metavar;
+	return 0;
+}
+
 /* Whether local rank lr passes --local-ranks-filter. */
 int
 options_rank_shown(const struct cgrun_options *o, int lr)

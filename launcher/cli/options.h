@@ -111,6 +111,14 @@ void	options_free(struct cgrun_options *o);
 /* Print the usage summary (every option, one line each). */
 void	options_usage(FILE *fp, int full);
 
+/*
+ * Row i of the option table (0, 1, ...): its dash name, short letter (or
+ * 0) and metavariable (NULL: a flag), as --help prints them; 0, or -1
+ * past the last row.  For tests: bash completion reads --help.
+ */
+int	options_row(size_t i, const char **name, char *shortopt,
+	    const char **metavar);
+
 /* Whether local rank lr's console output is shown (--local-ranks-filter). */
 int	options_rank_shown(const struct cgrun_options *, int lr);
 /* The OPTIONS_STD_* bits of --redirects / --tee for local rank lr. */
