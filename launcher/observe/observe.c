@@ -600,6 +600,8 @@ observe_finish(struct observe *ob, int exit_status, const char *result,
 		return;
 	ob->m.exited = 1;
 	ob->m.exit_status = exit_status;
+	ob->m.idle = NULL;	/* no rank runs; the watchdog goes first */
+	ob->c.wd = NULL;
 	observe_changed(ob);
 	if ((r = evlog_record(ob->log, "outcome")) == NULL)
 		return;

@@ -89,7 +89,8 @@ void	observe_stop(struct observe *, const char *reason, int sig,
  * (report.h), whether every worker succeeded. */
 void	observe_attempt_end(struct observe *, const struct report_failure *f,
 	    int n, int succeeded);
-/* The job ends with exit_status: success, failure or signal, and why. */
+/* The job ends with exit_status: success, failure or signal, and why;
+ * the watchdog (observe_conf) is not used after this. */
 void	observe_finish(struct observe *, int exit_status, const char *result,
 	    const char *why, const struct report_failure *f, int n);
 

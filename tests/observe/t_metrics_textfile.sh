@@ -63,7 +63,9 @@ until [ "$(grep -c '"event":"attempt_start"' "$T/ev.jsonl")" -ge 2 ]; do
 	sleep 0.1; i=$((i + 1))
 done
 touch "$T/end"
-wait $job || { cat "$T/job.log"; fail "cgrun exited $?"; }
+wait $job
+rc=$?
+[ $rc -eq 0 ] || { cat "$T/job.log"; fail "cgrun exited $rc"; }
 scrape "$NE_URL" "$T/ne2"
 has "$T/ne2" "cgrun_attempts_total{$l} 2" "cgrun_restarts_total{$l} 1" \
 	"cgrun_restarts_left{$l} 0" "cgrun_last_failure_exit_code{$l} 3" \
