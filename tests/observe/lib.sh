@@ -5,7 +5,7 @@
 # PY113).  Every wait has a deadline and says what it waited for.
 
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
-TOOL="$PY113 $TOP/tests/service_tool.py"
+TOOL="$PY113 $TOP/tests/daemon/service_tool.py"
 
 fail() { echo "FAIL: $*"; exit 1; }
 
