@@ -4,8 +4,8 @@
 # sequence (tests/observe/evlog_check.py): a success, a crash with no
 # restart left, a crash and a restart, a hang (stacks, then a restart), a
 # stop by SIGTERM; then fd:N, torchrun's --event-log-handler=console, a
-# $run_id template, and the errors: a directory that does not exist, a
-# malformed fd:N, an unknown handler.  (Node loss: t_event_log_nodes.sh.)
+# $run_id template, the site file's keys, and the errors: a directory that
+# does not exist, a malformed fd:N, a closed fd, an unknown handler.  (Node loss: t_event_log_nodes.sh.)
 . "$CGRUN_TOP/tests/interop/lib.sh"
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 SCHEMA=$TOP/docs/event-log.schema.json
@@ -127,6 +127,23 @@ f=$(ls "$T"/ev-*.jsonl)
 id=$("$PY113" -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["run_id"])' "$f")
 [ "$f" = "$T/ev-$id.jsonl" ] || fail "template: $f is not named after run id $id"
 echo "ok: fd:3, the console handler, a \$run_id template ($(basename "$f"))"
+
+# The site file's event_log and metrics_file (templates); an explicit
+# --event-log-handler keeps the site's event log off.
+mkdir -p "$T/site"
+printf '%s\n' "event_log = $T/site/ev-\$run_id.jsonl" \
+	"metrics_file = \"$T/site/m-\$run_id.prom\"" >"$T/site.conf"
+CGRUN_CONFIG=$T/site.conf timeout 60 "$CGRUN" $common "$T/w.sh" >/dev/null 2>&1 ||
+	fail "site file: cgrun failed"
+f=$(ls "$T"/site/ev-*.jsonl) || fail "site file: no event log in $T/site"
+id=$("$PY113" -c 'import json, sys; print(json.loads(open(sys.argv[1]).readline())["run_id"])' "$f")
+grep -qx "cgrun_exit_status{run_id=\"$id\"} 0" "$T/site/m-$id.prom" ||
+	fail "site file: no metrics file m-$id.prom with the exit status"
+rm -f "$T"/site/*
+CGRUN_CONFIG=$T/site.conf timeout 60 "$CGRUN" --event-log-handler=null $common "$T/w.sh" >/dev/null 2>&1 ||
+	fail "site file with the null handler: cgrun failed"
+ls "$T"/site/ev-*.jsonl >/dev/null 2>&1 && fail "--event-log-handler=null: the site's event log was written"
+echo "ok: the site file's event_log and metrics_file; --event-log-handler=null keeps the log off"
 
 # Errors: said at once, naming what was wrong.
 "$CGRUN" --event-log="$T/no/such/dir/ev.jsonl" $common "$T/w.sh" >"$T/e1" 2>&1
