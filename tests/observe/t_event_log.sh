@@ -82,13 +82,15 @@ PY=$(command -v python3) || skip "no python3"
 (
 	unset PYTHONFAULTHANDLER
 	HANG_AT_STEP=10 HANG_RANK=2 run hang 0 --standalone --nproc-per-node=4 \
-		--max-restarts=1 --hang-timeout=2 --no-python "$PY" \
-		"$TOP/tests/hang/hang_py.py" 20
+		--max-restarts=1 --hang-timeout=2 --metrics-file="$T/hang.prom" \
+		--no-python "$PY" "$TOP/tests/hang/hang_py.py" 20
 ) || exit 1
 seq_is hang 'agent_start round attempt_start hang (exit )*stacks stop:failure (exit!? )*end:failed restart:failure round attempt_start (exit ){3}exit end:succeeded outcome:success'
 rec hang hang 'r["rank"] == 2 and r["timeout_seconds"] == 2 and r["source"] == "heartbeat"'
 rec hang stacks 'r["culprit_rank"] == 2 and "hang_here" in r["where"] and r["stacks_file"].endswith("/stacks.txt")'
 rec hang attempt_end 'r["attempt"] == 2 or (r["root_cause"]["rank"] == 2 and r["root_cause"]["hung"].startswith("hung: no progress"))'
+grep -q '^cgrun_hangs_detected_total{run_id="[^"]*"} 1$' "$T/hang.prom" ||
+	{ grep hangs "$T/hang.prom"; fail "hang: the metrics do not count the hang"; }
 stacks=$("$PY113" -c 'import json, sys; print([json.loads(l) for l in open(sys.argv[1]) if "\"stacks\"" in l][0]["stacks_file"])' "$T/hang.jsonl")
 grep -q '^=== rank 2 ' "$stacks" || fail "hang: the stacks file $stacks lacks rank 2"
 
