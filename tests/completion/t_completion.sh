@@ -142,12 +142,15 @@ EOF
 sock=$T/tmux.sock
 cleanup_tmux() { tmux -S "$sock" kill-server 2>/dev/null; cleanup; }
 trap cleanup_tmux EXIT
+# One session for the whole test keeps the server up: a server whose last
+# session ends exits, and a client that connects meanwhile fails.
+tmux -S "$sock" -f /dev/null new-session -d -s keep cat || fail "tmux: cannot start a server"
 
 # tab NAME KEYS WANT: type KEYS and a TAB in a fresh interactive bash; the
 # screen must show the line WANT within 10 s (capture-pane drops trailing
 # blanks: a prompt "$ " reads "$").
 tab() {
-	tmux -S "$sock" -f /dev/null new-session -d -s "$1" -x 200 -y 20 \
+	tmux -S "$sock" new-session -d -s "$1" -x 200 -y 20 \
 		"bash --rcfile $T/rc --noprofile -i" || fail "tmux: cannot start bash"
 	i=0
 	until tmux -S "$sock" capture-pane -p -t "$1" | grep -q '^\$$'; do
