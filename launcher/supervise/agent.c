@@ -119,9 +119,8 @@ static void
 agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
-	int n;
-
 	const struct report_failure *f;
+	int n;
 
 	if (!attempt_all_gone(a->at))
 		return;
