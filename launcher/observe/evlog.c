@@ -86,6 +86,35 @@ evlog_waits(int fd)
 	    (S_ISCHR(st.st_mode) && isatty(fd));
 }
 
+/*
+ * Open the file dest names, without waiting: a FIFO with no reader would
+ * block open() for ever (O_NONBLOCK makes that ENXIO).  What is polled
+ * (a FIFO, a terminal) keeps O_NONBLOCK, on a description of its own; a
+ * file or another device is written at once and loses it.  -1 with err.
+ */
+static int
+evlog_open_path(struct evlog *l, const char *dest, char *err, size_t errlen)
+{
+	struct stat st;
+	int fl;
+
+	if ((l->fd = open(dest, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NONBLOCK, 0644)) == -1) {
+		if (errno == ENXIO && stat(dest, &st) == 0 &&
+		    S_ISFIFO(st.st_mode))
+			snprintf(err, errlen, "--event-log %s: a FIFO with no "
+			    "reader (start its reader first)", dest);
+		else
+			snprintf(err, errlen, "--event-log %s: %s", dest,
+			    strerror(errno));
+		return -1;
+	}
+	l->own_fd = 1;
+	if (!evlog_waits(l->fd) && (fl = fcntl(l->fd, F_GETFL)) != -1)
+		fcntl(l->fd, F_SETFL, fl & ~O_NONBLOCK);
+	return 0;
+}
+
 /* The fd to write: fd:N checked open for writing, or the file opened. */
 static int
 evlog_open_fd(struct evlog *l, const char *dest, char *err, size_t errlen)
@@ -108,14 +137,7 @@ evlog_open_fd(struct evlog *l, const char *dest, char *err, size_t errlen)
 		l->fd = fd;
 		return 0;
 	}
-	if ((l->fd = open(dest, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-	    0644)) == -1) {
-		snprintf(err, errlen, "--event-log %s: %s", dest,
-		    strerror(errno));
-		return -1;
-	}
-	l->own_fd = 1;
-	return 0;
+	return evlog_open_path(l, dest, err, errlen);
 }
 
 /* The records still queued are lost: count them (whole lines). */

@@ -36,7 +36,8 @@ int	evlog_dest_parse(const char *dest, int *fd);
 
 /*
  * Open dest (after evlog_dest_parse: fd:N must be open for writing; a
- * file is created or appended to, mode 0644); NULL with err set.
+ * file is created or appended to, mode 0644; a FIFO must have its reader
+ * already, never waited for); NULL with err set.
  */
 struct evlog *evlog_open(struct event_base *, const char *dest,
 	    const char *run_id, const char *node, char *err, size_t errlen);

@@ -5,7 +5,9 @@
 # restart left, a crash and a restart, a hang (stacks, then a restart), a
 # stop by SIGTERM; then fd:N, torchrun's --event-log-handler=console, a
 # $run_id template, the site file's keys, and the errors: a directory that
-# does not exist, a malformed fd:N, a closed fd, an unknown handler.  (Node loss: t_event_log_nodes.sh.)
+# does not exist, a malformed fd:N, a closed fd, an unknown handler, a
+# FIFO with no reader (refused, not waited for).  (Node loss:
+# t_event_log_nodes.sh.)
 . "$CGRUN_TOP/tests/interop/lib.sh"
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 SCHEMA=$TOP/docs/event-log.schema.json
@@ -164,4 +166,9 @@ rc=$?
 rc=$?
 [ $rc -eq 2 ] && grep -q 'event-log-handler: unknown value "bogus"' "$T/e4" ||
 	{ cat "$T/e4"; fail "bogus handler: exit $rc"; }
-echo "ok: a missing directory (73), fd:x (2), a closed fd (73), an unknown handler (2)"
+mkfifo "$T/fifo"
+timeout 20 "$CGRUN" --event-log="$T/fifo" $common "$T/w.sh" >"$T/e5" 2>&1
+rc=$?
+[ $rc -eq 73 ] && grep -q 'fifo: a FIFO with no reader' "$T/e5" ||
+	{ cat "$T/e5"; fail "a FIFO without a reader: exit $rc (124: it waited for one)"; }
+echo "ok: a missing directory (73), fd:x (2), a closed fd (73), an unknown handler (2), a FIFO without a reader (73)"

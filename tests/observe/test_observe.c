@@ -6,6 +6,8 @@
  * queued in order, bounded, the rest dropped and counted, whole lines),
  * on a pipe whose reader is gone, and on a read-only fd.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <regex.h>
@@ -363,6 +365,40 @@ START_TEST(open_errors)
 }
 END_TEST
 
+/*
+ * A FIFO named as the log: without a reader open() would wait for one for
+ * ever (the test's timeout catches that); it is refused at once, saying
+ * why.  With a reader it is opened, written to, and never blocks.
+ */
+START_TEST(fifo_path)
+{
+	struct event_base *base = event_base_new();
+	char dir[] = "/tmp/cgrun-evfifo.XXXXXX", path[64], err[256];
+	char buf[4096];
+	struct evlog *l;
+	ssize_t n;
+	int rfd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_ptr_null(evlog_open(base, path, "r", "n", err, sizeof(err)));
+	ck_assert_msg(strstr(err, "a FIFO with no reader") != NULL, "%s", err);
+	ck_assert_int_ge(rfd = open(path, O_RDONLY | O_NONBLOCK), 0);
+	l = evlog_open(base, path, "r", "n", err, sizeof(err));
+	ck_assert_msg(l != NULL, "%s", err);
+	emit(l, "round", 1);
+	ck_assert_int_gt(n = read(rfd, buf, sizeof(buf) - 1), 0);
+	buf[n] = '\0';
+	ck_assert_msg(strstr(buf, "\"event\":\"round\"") != NULL, "%s", buf);
+	evlog_close(l);
+	close(rfd);
+	unlink(path);
+	rmdir(dir);
+	event_base_free(base);
+}
+END_TEST
+
 /* A record's common members, and peer bytes made valid UTF-8. */
 START_TEST(record_members)
 {
@@ -417,6 +453,7 @@ test_suite(void)
 	tcase_add_test(tc, stalled_reader);
 	tcase_add_test(tc, reader_gone);
 	tcase_add_test(tc, open_errors);
+	tcase_add_test(tc, fifo_path);
 	tcase_add_test(tc, record_members);
 	suite_add_tcase(s, tc);
 	return s;
