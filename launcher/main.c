@@ -14,6 +14,7 @@
 #include "agent.h"
 #include "exitcodes.h"
 #include "log.h"
+#include "observe.h"
 #include "options.h"
 #include "output.h"
 #include "placement.h"
@@ -117,6 +118,11 @@ main(int argc, char **argv)
 	log_setlevel(log_level(&o));
 	if (site_apply(&o, err, sizeof(err)) == -1)	/* site defaults */
 		usage_error(err);
+	/* before any descriptor of ours: fd:N cannot be one of them */
+	if (observe_check_dest(&o, err, sizeof(err)) == -1) {
+		fprintf(stderr, "cgrun: %s\n", err);
+		return CGRUN_EXIT_CANTCREAT;
+	}
 	plan = make_plan(&o, &nproc);
 	if (o.dry_run) {
 		plan_print(plan, stdout, o.json);

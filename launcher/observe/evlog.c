@@ -115,9 +115,9 @@ evlog_open_path(struct evlog *l, const char *dest, char *err, size_t errlen)
 	return 0;
 }
 
-/* The fd to write: fd:N checked open for writing, or the file opened. */
-static int
-evlog_open_fd(struct evlog *l, const char *dest, char *err, size_t errlen)
+/* Check an --event-log destination's fd:N (see evlog.h). */
+int
+evlog_dest_check(const char *dest, char *err, size_t errlen)
 {
 	int fd, fl, kind = evlog_dest_parse(dest, &fd);
 
@@ -126,15 +126,25 @@ evlog_open_fd(struct evlog *l, const char *dest, char *err, size_t errlen)
 		    "descriptor, 0-%d) or a file", dest, EVLOG_FD_MAX);
 		return -1;
 	}
-	if (kind == 1) {
-		if ((fl = fcntl(fd, F_GETFL)) == -1 ||
-		    (fl & O_ACCMODE) == O_RDONLY) {
-			snprintf(err, errlen, "--event-log %s: file descriptor "
-			    "%d is %s", dest, fd, fl == -1 ? "not open" :
-			    "not open for writing");
-			return -1;
-		}
-		l->fd = fd;
+	if (kind == 0)
+		return 0;
+	if ((fl = fcntl(fd, F_GETFL)) == -1 || (fl & O_ACCMODE) == O_RDONLY) {
+		snprintf(err, errlen, "--event-log %s: file descriptor %d is %s",
+		    dest, fd, fl == -1 ? "not open" : "not open for writing");
+		return -1;
+	}
+	return 1;
+}
+
+/* The fd to write: fd:N checked open for writing, or the file opened. */
+static int
+evlog_open_fd(struct evlog *l, const char *dest, char *err, size_t errlen)
+{
+	switch (evlog_dest_check(dest, err, errlen)) {
+	case -1:
+		return -1;
+	case 1:
+		evlog_dest_parse(dest, &l->fd);
 		return 0;
 	}
 	return evlog_open_path(l, dest, err, errlen);

@@ -35,6 +35,14 @@ struct evlog;
 int	evlog_dest_parse(const char *dest, int *fd);
 
 /*
+ * Whether dest can be written: 1 for an fd:N open for writing, 0 for a
+ * file (not opened here), -1 with err for a malformed fd:N or one that is
+ * not open for writing.  Asked before cgrun opens any descriptor of its
+ * own (observe_check_dest()), so that N cannot be one of them.
+ */
+int	evlog_dest_check(const char *dest, char *err, size_t errlen);
+
+/*
  * Open dest (after evlog_dest_parse: fd:N must be open for writing; a
  * file is created or appended to, mode 0644; a FIFO must have its reader
  * already, never waited for); NULL with err set.

@@ -117,17 +117,36 @@ observe_path(const struct observe *ob, const char *opt, const char *tmpl,
 	return -1;
 }
 
+/* Where the event log goes: --event-log, else the console for
+ * --event-log-handler=console, else nowhere (NULL). */
+static const char *
+observe_log_dest(const struct cgrun_options *o)
+{
+	if (o->event_log != NULL)
+		return o->event_log;
+	if (o->event_log_handler != NULL &&
+	    strcmp(o->event_log_handler, "console") == 0)
+		return "fd:2";	/* torchrun's console handler: stderr */
+	return NULL;
+}
+
+/* Check the event log's fd:N before cgrun opens anything (observe.h). */
+int
+observe_check_dest(const struct cgrun_options *o, char *err, size_t errlen)
+{
+	const char *dest = observe_log_dest(o);
+
+	return dest != NULL && evlog_dest_check(dest, err, errlen) == -1 ?
+	    -1 : 0;
+}
+
 /* --event-log, else the console for --event-log-handler=console. */
 static int
 observe_open_log(struct observe *ob, char *err, size_t errlen)
 {
-	const struct cgrun_options *o = ob->c.opts;
-	const char *dest = o->event_log;
+	const char *dest = observe_log_dest(ob->c.opts);
 	char path[PATH_MAX];
 
-	if (dest == NULL && o->event_log_handler != NULL &&
-	    strcmp(o->event_log_handler, "console") == 0)
-		dest = "fd:2";	/* torchrun's console handler: stderr */
 	if (dest == NULL)
 		return 0;
 	if (observe_path(ob, "event-log", dest, path, sizeof(path), err,

@@ -43,6 +43,15 @@ struct observe;
 int	observe_listen_parse(const char *spec, char *host, size_t hostlen,
 	    int *port);
 
+/*
+ * An --event-log of fd:N must be open for writing when cgrun starts: asked
+ * before cgrun opens any descriptor of its own, which could otherwise
+ * take number N (its loop's signal pipe, the job store) and receive the
+ * records.  0, or -1 with err.
+ */
+int	observe_check_dest(const struct cgrun_options *, char *err,
+	    size_t errlen);
+
 struct observe_conf {
 	struct event_base		*base;
 	const struct cgrun_options	*opts;
