@@ -52,14 +52,36 @@ metrics_file_put(int fd, struct evbuffer *b)
 	return 0;
 }
 
+/*
+ * What path is when it is not a regular file (the rename would replace a
+ * device, a FIFO or a link with a file), or NULL: a file, or nothing yet.
+ */
+static const char *
+metrics_file_not_regular(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == -1 || S_ISREG(st.st_mode))
+		return NULL;
+	return S_ISDIR(st.st_mode) ? "a directory" : S_ISLNK(st.st_mode) ?
+	    "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+	    S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+}
+
 /* Render into a new temporary file and rename it over path; -1 with err. */
 static int
 metrics_file_write(struct metrics_file *mf, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX];
 	struct evbuffer *b;
+	const char *what;
 	int fd, rc = -1, e;
 
+	if ((what = metrics_file_not_regular(mf->path)) != NULL) {
+		snprintf(err, errlen, "is %s, not a regular file (each write "
+		    "renames a new file over it)", what);
+		return -1;
+	}
 	memcpy(tmp, mf->tmpl, sizeof(tmp));
 	if ((b = evbuffer_new()) == NULL) {
 		snprintf(err, errlen, "out of memory");

@@ -2,7 +2,9 @@
  * metrics_file.h: --metrics-file, the agent's metrics (metrics.h) in a
  * file for node_exporter's textfile collector.  Each write is a new file
  * in the same directory (".NAME.XXXXXX", a name the collector ignores)
- * renamed over PATH, so a scrape never sees half a file.  The file is
+ * renamed over PATH, so a scrape never sees half a file; PATH must be a
+ * regular file or not exist (a device, FIFO, socket, directory or
+ * symbolic link there is refused, never replaced).  The file is
  * written when the observer says something changed (once per loop turn,
  * however many changes), every METRICS_FILE_REFRESH_SECS (the seconds
  * since each rank's progress move on their own), and at the end; it is

@@ -8,7 +8,8 @@
 # rank's progress (--hang-timeout); after a crash and a restart: 2
 # attempts, 1 restart spent, 0 left, the crash's exit code, exit status 0.
 # The file is rewritten atomically (no temporary left, mode 0644); an
-# unwritable file or a port in use is refused at once (exit 73).
+# unwritable file, a FIFO or a link in its place, or a port in use is
+# refused at once (exit 73).
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/observe/lib.sh"
 need prometheus-node-exporter prometheus-node-exporter
@@ -85,6 +86,17 @@ echo "ok: after the job: 2 attempts, 1 restart, exit code 3 then status 0; no te
 rc=$?
 [ $rc -eq 73 ] && grep -q "metrics-file $T/none/x.prom: cannot create a file beside it: No such file" "$T/e1" ||
 	{ cat "$T/e1"; fail "unwritable --metrics-file: exit $rc"; }
+# a FIFO and a symbolic link are refused, and left as they were (a rename
+# over them would replace them with a file; over /dev/null too)
+mkfifo "$T/fifo.prom"
+ln -s "$T/textfile/target.prom" "$T/link.prom"
+for p in fifo link; do
+	"$CGRUN" --standalone --metrics-file="$T/$p.prom" --no-python /bin/true >"$T/e0" 2>&1
+	rc=$?
+	[ $rc -eq 73 ] && grep -q "metrics-file $T/$p.prom: is a .*, not a regular file" "$T/e0" ||
+		{ cat "$T/e0"; fail "--metrics-file on a $p: exit $rc"; }
+done
+[ -p "$T/fifo.prom" ] && [ -L "$T/link.prom" ] || { ls -la "$T"; fail "the FIFO or the link was replaced"; }
 nport=${NE_URL#http://127.0.0.1:}
 "$CGRUN" --standalone --metrics-port="${nport%/metrics}" --no-python /bin/true >"$T/e2" 2>&1
 rc=$?
@@ -94,4 +106,4 @@ rc=$?
 rc=$?
 [ $rc -eq 2 ] && grep -q 'metrics-port: expected PORT or HOST:PORT' "$T/e3" ||
 	{ cat "$T/e3"; fail "--metrics-port=host: exit $rc"; }
-echo "ok: unwritable file (73), port in use (73), malformed port (2)"
+echo "ok: unwritable file (73), a FIFO or a link (73, left alone), port in use (73), malformed port (2)"
