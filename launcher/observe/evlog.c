@@ -356,17 +356,26 @@ evlog_dropped(const struct evlog *l)
 	return l != NULL ? l->dropped : 0;
 }
 
+/* Write what is queued (bounded wait); what is left is lost, counted. */
+void
+evlog_flush(struct evlog *l)
+{
+	if (l == NULL || l->q == NULL || evbuffer_get_length(l->q) == 0)
+		return;
+	if (evlog_drain(l, EVLOG_CLOSE_WAIT_MS) == -1) {
+		log_warnx("--event-log %s: the reader took nothing for %d ms",
+		    l->dest, EVLOG_CLOSE_WAIT_MS);
+		evlog_lose_queue(l);
+	}
+}
+
 /* Write the rest (bounded wait), close, say what was lost. */
 void
 evlog_close(struct evlog *l)
 {
 	if (l == NULL)
 		return;
-	if (l->q != NULL && evlog_drain(l, EVLOG_CLOSE_WAIT_MS) == -1) {
-		log_warnx("--event-log %s: the reader took nothing for %d ms",
-		    l->dest, EVLOG_CLOSE_WAIT_MS);
-		evlog_lose_queue(l);
-	}
+	evlog_flush(l);
 	if (l->dropped > 0)
 		log_warnx("--event-log %s: %llu records dropped (see the gaps "
 		    "in seq)", l->dest, l->dropped);

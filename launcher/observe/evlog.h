@@ -59,6 +59,9 @@ struct json_object *evlog_string(const char *s);
 void	evlog_emit(struct evlog *, struct json_object *);
 /* Records dropped so far. */
 unsigned long long evlog_dropped(const struct evlog *);
+/* Write what is queued, waiting at most EVLOG_CLOSE_WAIT_MS for room;
+ * what is still queued then is lost and counted.  NULL ok. */
+void	evlog_flush(struct evlog *);
 /* Write what is queued (waiting at most EVLOG_CLOSE_WAIT_MS), close the
  * log (an fd:N stays open), say how many records were lost.  NULL ok. */
 void	evlog_close(struct evlog *);

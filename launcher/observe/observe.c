@@ -251,6 +251,7 @@ observe_free(struct observe *ob)
 {
 	if (ob == NULL)
 		return;
+	evlog_flush(ob->log);	/* what it loses counts in the last metrics */
 	ob->m.dropped = evlog_dropped(ob->log);
 	metrics_file_free(ob->mf);
 	http_free(ob->http);

@@ -112,6 +112,42 @@ rc=$?
 seq_is signal 'agent_start round attempt_start stop:signal exit exit end:stopped outcome:signal'
 rec signal outcome 'r["exit_status"] == 143 and r["why"] == "stopped by SIGTERM"'
 
+# fd:N on a pipe of one page whose reader reads nothing until cgrun has
+# exited: the job is not held up, cgrun waits 2 s at the end, and what it
+# could not write is counted the same on stderr, in the outcome and in
+# the last metrics file; the reader then finds whole records only.
+"$PY113" - "$CGRUN" "$T/stall.prom" $common --nproc-per-node=16 "$T/w.sh" <<'PY' || exit 1
+import fcntl, json, os, re, subprocess, sys, time
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)              # F_SETPIPE_SZ: one page
+cmd = [sys.argv[1], "--event-log=fd:%d" % w, "--metrics-file=" + sys.argv[2]] + sys.argv[3:]
+t0 = time.monotonic()
+p = subprocess.run(cmd, pass_fds=(w,), stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+secs = time.monotonic() - t0
+os.close(w)
+err = p.stderr.decode()
+assert p.returncode == 0, "FAIL: stalled reader: cgrun exited %d: %s" % (p.returncode, err)
+m = re.search(r"(\d+) records dropped", err)
+assert m, "FAIL: stalled reader: no count of dropped records on stderr: %s" % err
+said = int(m.group(1))
+prom = open(sys.argv[2]).read()
+m = re.search(r"^cgrun_event_log_dropped_total\{[^}]*\} (\d+)$", prom, re.M)
+assert m and int(m.group(1)) == said, \
+    "FAIL: stalled reader: stderr says %d dropped, the last metrics file %s" % (said, m and m.group(0))
+data = b""
+while True:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    data += b
+lines = data.decode().split("\n")
+assert lines[-1] == "", "FAIL: stalled reader: the last record is cut: %r" % lines[-1][-80:]
+recs = [json.loads(l) for l in lines[:-1]]
+assert recs[0]["event"] == "agent_start" and recs[-1]["seq"] + said >= 20, recs[-1]
+print("ok: a stalled reader: job done in %.1f s, %d records written, %d dropped (stderr = metrics file)" % (secs, len(recs), said))
+PY
+
 # fd:N, and torchrun's console handler (stderr); --event-log wins over it.
 timeout 60 "$CGRUN" --event-log=fd:3 $common "$T/w.sh" 3>"$T/fd.jsonl" >/dev/null 2>&1 ||
 	fail "fd:3: cgrun failed"
