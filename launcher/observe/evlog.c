@@ -179,6 +179,26 @@ evlog_break(struct evlog *l, int err)
 }
 
 /*
+ * How much of the queue to write at once: the whole records among its
+ * first EVLOG_CHUNK bytes, so that a reader that stops never holds half a
+ * record and nothing else written to the fd lands inside one; a record
+ * longer than EVLOG_CHUNK alone goes in pieces.
+ */
+static size_t
+evlog_chunk(struct evlog *l)
+{
+	size_t n = evbuffer_get_length(l->q);
+	const char *p, *nl;
+
+	if (n <= EVLOG_CHUNK)
+		return n;
+	if ((p = (const char *)evbuffer_pullup(l->q, EVLOG_CHUNK)) == NULL ||
+	    (nl = memrchr(p, '\n', EVLOG_CHUNK)) == NULL)
+		return EVLOG_CHUNK;
+	return (size_t)(nl - p) + 1;
+}
+
+/*
  * Write the queue while the fd has room (poll), waiting at most wait_ms in
  * all; 0 when it is empty, -1 when the fd has no room.
  */
@@ -196,7 +216,7 @@ evlog_drain(struct evlog *l, int wait_ms)
 			continue;
 		if (r <= 0)
 			return -1;
-		if (evbuffer_write_atmost(l->q, l->fd, EVLOG_CHUNK) == -1 &&
+		if (evbuffer_write_atmost(l->q, l->fd, evlog_chunk(l)) == -1 &&
 		    errno != EINTR && errno != EAGAIN)
 			evlog_break(l, errno);
 		if (wait_ms > 0 && (left = end - cgrun_now_ms()) < 0)

@@ -7,7 +7,8 @@
  *
  * Written in order, each record as soon as it is made, never blocking the
  * agent's loop: a regular file (or a device) is written at once; a pipe,
- * socket or terminal only as far as poll() says it has room, the rest
+ * socket or terminal only as far as poll() says it has room, whole
+ * records at most a page at a time (a longer one in pieces), the rest
  * queued (at most EVLOG_QUEUE_MAX bytes) and written when it has.  A
  * record that does not fit the queue, or that comes after the reader went
  * away, is dropped and counted (a gap in the sequence numbers); the count

@@ -317,6 +317,52 @@ START_TEST(stalled_reader)
 }
 END_TEST
 
+/*
+ * A reader that reads one page and then stops for good: what the queue
+ * could write then, and what the reader finds in the pipe at the end, is
+ * whole records (a record cut at a page boundary would end the log with
+ * half a line, and on a shared stderr let another line into its middle).
+ */
+START_TEST(reader_stops)
+{
+	struct event_base *base = event_base_new();
+	unsigned long long last;
+	char err[256], pad[300], dest[32], buf[65536];
+	struct json_object *r;
+	struct evlog *l;
+	size_t len = 0;
+	int p[2], i;
+
+	ck_assert_ptr_nonnull(base);
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_ge(fcntl(p[1], F_SETPIPE_SZ, 4096), 4096);
+	ck_assert_int_ne(fcntl(p[0], F_SETFL, O_NONBLOCK), -1);
+	snprintf(dest, sizeof(dest), "fd:%d", p[1]);
+	ck_assert_ptr_nonnull(l = evlog_open(base, dest, "r", "n", err,
+	    sizeof(err)));
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	for (i = 0; i < 100; i++) {	/* ~40 KiB: most of it queued */
+		ck_assert_ptr_nonnull(r = evlog_record(l, "stop"));
+		json_object_object_add(r, "pad", json_object_new_string(pad));
+		evlog_emit(l, r);
+	}
+	drain_pipe(p[0], buf, sizeof(buf) - 1, &len);	/* one page, once */
+	ck_assert_uint_gt(len, 0);
+	for (i = 0; i < 10; i++)
+		event_base_loop(base, EVLOOP_NONBLOCK);
+	evlog_close(l);		/* the reader took no more: the rest is lost */
+	close(p[1]);
+	drain_pipe(p[0], buf, sizeof(buf) - 1, &len);
+	buf[len] = '\0';
+	ck_assert_msg(len > 0 && buf[len - 1] == '\n', "the log ends with a cut "
+	    "record: ...%s", buf + (len > 60 ? len - 60 : 0));
+	ck_assert_int_gt(check_lines(buf, &last), 1);
+	close(p[0]);
+	event_base_free(base);
+}
+END_TEST
+
 /* The reader went away: EPIPE, said once, everything later dropped. */
 START_TEST(reader_gone)
 {
@@ -451,6 +497,7 @@ test_suite(void)
 	tcase_add_test(tc, label_escape);
 	tcase_add_test(tc, metrics_page);
 	tcase_add_test(tc, stalled_reader);
+	tcase_add_test(tc, reader_stops);
 	tcase_add_test(tc, reader_gone);
 	tcase_add_test(tc, open_errors);
 	tcase_add_test(tc, fifo_path);
