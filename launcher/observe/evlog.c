@@ -235,22 +235,45 @@ evlog_room_cb(evutil_socket_t fd, short what, void *arg)
 		event_del(l->wev);
 }
 
+/*
+ * The first done bytes of a record reached a regular file, the rest could
+ * not (disk full, quota, file size limit): take them back, so that the
+ * log ends with a whole line; not when something was appended after them
+ * (a file shared by several agents).
+ */
+static void
+evlog_unwrite(struct evlog *l, size_t done)
+{
+	struct stat st;
+	off_t end;
+
+	if (done == 0 || fstat(l->fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    (end = lseek(l->fd, 0, SEEK_CUR)) == -1 || st.st_size != end ||
+	    end < (off_t)done)
+		return;
+	if (ftruncate(l->fd, end - (off_t)done) == -1)
+		log_warn("--event-log %s: cannot take back a half record",
+		    l->dest);
+}
+
 /* Write all of a record to a file or device at once. */
 static void
 evlog_write_now(struct evlog *l, const char *p, size_t n)
 {
+	size_t done = 0;
 	ssize_t w;
 
-	while (n > 0) {
-		if ((w = write(l->fd, p, n)) == -1 && errno == EINTR)
+	while (done < n) {
+		if ((w = write(l->fd, p + done, n - done)) == -1 &&
+		    errno == EINTR)
 			continue;
 		if (w <= 0) {
 			evlog_break(l, w == 0 ? EIO : errno);
+			evlog_unwrite(l, done);
 			l->dropped++;
 			return;
 		}
-		p += w;
-		n -= (size_t)w;
+		done += (size_t)w;
 	}
 }
 

@@ -6,6 +6,7 @@
  * queued in order, bounded, the rest dropped and counted, whole lines),
  * on a pipe whose reader is gone, and on a read-only fd.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -445,6 +446,55 @@ START_TEST(fifo_path)
 }
 END_TEST
 
+/*
+ * A file that stops taking bytes in the middle of a record (disk full,
+ * quota; here RLIMIT_FSIZE, in this case's own process): the half record
+ * is taken back, so the log still ends with a whole line, and the rest is
+ * dropped and counted.
+ */
+START_TEST(file_full)
+{
+	struct event_base *base = event_base_new();
+	char path[] = "/tmp/cgrun-evfull.XXXXXX", err[256], pad[300];
+	char buf[8192];
+	struct rlimit old, rl;
+	unsigned long long last;
+	struct json_object *r;
+	struct evlog *l;
+	ssize_t n;
+	int fd, i;
+
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	close(fd);
+	signal(SIGXFSZ, SIG_IGN);	/* EFBIG, a short write, not a signal */
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	rl = old;
+	rl.rlim_cur = 1000;	/* the soft limit only: Check's files need more */
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	ck_assert_ptr_nonnull(l = evlog_open(base, path, "r", "n", err,
+	    sizeof(err)));
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	for (i = 0; i < 10; i++) {	/* ~4 KiB into a file of at most 1000 */
+		ck_assert_ptr_nonnull(r = evlog_record(l, "stop"));
+		json_object_object_add(r, "pad", json_object_new_string(pad));
+		evlog_emit(l, r);
+	}
+	ck_assert_uint_gt(evlog_dropped(l), 0);
+	evlog_close(l);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	ck_assert_int_ge(fd = open(path, O_RDONLY), 0);
+	ck_assert_int_gt(n = read(fd, buf, sizeof(buf) - 1), 0);
+	close(fd);
+	unlink(path);
+	buf[n] = '\0';
+	ck_assert_msg(buf[n - 1] == '\n', "the file ends with half a record: "
+	    "...%s", buf + (n > 60 ? n - 60 : 0));
+	ck_assert_int_eq(check_lines(buf, &last), (int)last);
+	event_base_free(base);
+}
+END_TEST
+
 /* A record's common members, and peer bytes made valid UTF-8. */
 START_TEST(record_members)
 {
@@ -501,6 +551,7 @@ test_suite(void)
 	tcase_add_test(tc, reader_gone);
 	tcase_add_test(tc, open_errors);
 	tcase_add_test(tc, fifo_path);
+	tcase_add_test(tc, file_full);
 	tcase_add_test(tc, record_members);
 	suite_add_tcase(s, tc);
 	return s;
