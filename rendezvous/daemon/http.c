@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "http.h"
+#include "http_conns.h"
 #include "log.h"
 #include "rdzv.h"
 #include "sock.h"
@@ -36,6 +37,7 @@ struct http {
 	struct event_base	*base;
 	char			 name[64];	/* the program, for GET / */
 	struct evhttp		*evh;
+	struct http_conns	*conns;		/* at most HTTP_MAX_CONNS */
 	struct http_source	 sources[HTTP_MAX_SOURCES];
 	size_t			 nsources;
 	time_t			 started;	/* wall clock, for uptime */
@@ -241,6 +243,11 @@ http_new(struct event_base *base, const char *name)
 		free(h);
 		return NULL;
 	}
+	if ((h->conns = http_conns_new(base, h->evh)) == NULL) {
+		evhttp_free(h->evh);
+		free(h);
+		return NULL;
+	}
 	evhttp_set_allowed_methods(h->evh, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 	evhttp_set_timeout(h->evh, HTTP_TIMEOUT_SECS);
 	evhttp_set_max_headers_size(h->evh, HTTP_MAX_HEADERS);
@@ -256,6 +263,7 @@ http_free(struct http *h)
 	if (h == NULL)
 		return;
 	evhttp_free(h->evh);
+	http_conns_free(h->conns);	/* after: the connections are gone */
 	free(h);
 }
 
@@ -272,6 +280,7 @@ http_listen(struct http *h, const char *host, int port, int *bound,
 		    port, strerror(errno != 0 ? errno : EADDRNOTAVAIL));
 		return -1;
 	}
+	http_conns_watch(h->conns, bs);
 	if (bound != NULL)
 		*bound = sock_local_port(evhttp_bound_socket_get_fd(bs));
 	return 0;
@@ -281,11 +290,14 @@ http_listen(struct http *h, const char *host, int port, int *bound,
 int
 http_adopt(struct http *h, int fd, char *err, size_t errlen)
 {
+	struct evhttp_bound_socket *bs;
+
 	if (evutil_make_socket_nonblocking(fd) == -1 ||
-	    evhttp_accept_socket_with_handle(h->evh, fd) == NULL) {
+	    (bs = evhttp_accept_socket_with_handle(h->evh, fd)) == NULL) {
 		snprintf(err, errlen, "http: cannot serve fd %d", fd);
 		return -1;
 	}
+	http_conns_watch(h->conns, bs);
 	return 0;
 }
 

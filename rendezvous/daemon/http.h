@@ -14,7 +14,8 @@
  * the store's and the rendezvous engine's.  cgrun's agent serves its own
  * metrics (launcher/observe/) through the same server, with no others.
  * Bound to loopback by default (config.h http-host); only GET and HEAD
- * are served, with bounded headers and a timeout.
+ * are served, with bounded headers and a timeout, on at most
+ * HTTP_MAX_CONNS connections at once (http_conns.h).
  */
 #ifndef CGRUN_HTTP_H
 #define CGRUN_HTTP_H
