@@ -9,6 +9,8 @@
 . "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 command -v tmux >/dev/null || skip "tmux is not installed"
 command -v bash >/dev/null || skip "bash is not installed"
+# The server's socket in $T (tmux leaves it behind in /tmp/tmux-UID).
+export TMUX_TMPDIR=$T
 S="tmux -L cgrun-jobctl-$$ -f /dev/null"
 at_exit '$S kill-server 2>/dev/null'
 cd "$T" || exit 1
