@@ -7,8 +7,8 @@
 # prints why), anything else fails.  Every test runs with an empty TMPDIR
 # of its own: a test that leaves anything there fails, and so does a suite
 # that leaves new files in the source tree (git status).
-# Usage: BUILD=build sh tests/run-suite.sh [NAME-PATTERN...]  (tests whose
-# name contains any of the patterns; all tests without one).  With
+# Usage: BUILD=build sh tests/run-suite.sh [PATTERN...]  (the tests whose
+# name or folder/name contains one of the patterns; all without one).  With
 # CGRUN_SUITE_COUNTS=FILE the three counts are also appended to FILE.
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
@@ -21,11 +21,14 @@ export CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60}
 export PYTHONDONTWRITEBYTECODE=1
 patterns="$*"
 pass=0 fail=0 skip=0 failed_names=
-# Whether a test name matches one of the patterns (or there are none).
+# selected AREA/NAME: whether the test's name contains one of the
+# patterns (or there are none); a pattern with a slash is matched against
+# AREA/NAME: SUITE=launcher/ selects the folder tests/launcher/.
 selected() {
 	[ -z "$patterns" ] && return 0
 	for p in $patterns; do
-		case "$1" in *"$p"*) return 0 ;; esac
+		case "${1##*/}" in *"$p"*) return 0 ;; esac
+		case "$1" in *"$p"*/*) ;; *"$p"*) return 0 ;; esac
 	done
 	return 1
 }
@@ -58,7 +61,8 @@ tree_files >"$log/tree.before"
 # test_NAME): a program left in $BUILD by a source that moved is not run.
 for src in $(find tests -name 'test_*.c' ! -path 'tests/fuzz/*' | sort); do
 	name=$(basename "$src" .c)
-	selected "$name" || continue
+	rel=${src#tests/}
+	selected "${rel%.c}" || continue
 	t=$BUILD/${src%.c}
 	[ -x "$t" ] || { echo "FAIL $name: $t not built (make tests)"; fail=$((fail + 1)); failed_names="$failed_names $name"; continue; }
 	out="$log/$name.out"
@@ -90,7 +94,8 @@ done
 for t in $(find tests -name 't_*.sh' | sort); do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
-	selected "$name" || continue
+	rel=${t#tests/}
+	selected "${rel%.sh}" || continue
 	out="$log/$name.out"
 	start=$(date +%s)
 	fresh_tmp

@@ -1,6 +1,7 @@
 #!/bin/sh
 # t_doc_paths.sh: every source path the documentation names exists.  The
-# docs (README.md, docs/*.md, man/*, bench/results/*.md) point readers at
+# docs (README.md, tests/README.md, docs/*.md, man/*, bench/results/*.md)
+# point readers at
 # files such as rendezvous/engine/job.c; after a file moves, a stale path
 # sends a newcomer nowhere.  Checked: words of the form
 # {worker-lib,rendezvous,launcher,include,tests,bench,examples,docs,man}/...
@@ -10,7 +11,7 @@
 . "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$TOP" || exit 2
 n=0
-files="README.md $(ls docs/*.md man/* bench/results/*.md 2>/dev/null)"
+files="README.md tests/README.md $(ls docs/*.md man/* bench/results/*.md 2>/dev/null)"
 for f in $files; do
 	for p in $(grep -oE '(^|[^A-Za-z0-9_./-])(worker-lib|rendezvous|launcher|include|tests|bench|examples|docs|man)/[A-Za-z0-9_./*-]*[A-Za-z0-9_/*]' "$f" |
 		sed -E 's/^[^a-z]//' | sort -u); do
