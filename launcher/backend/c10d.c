@@ -477,6 +477,7 @@ c10d_join(struct c10d *c)
 	snprintf(m.run_id, sizeof(m.run_id), "%s", c->run_id);
 	snprintf(m.host, sizeof(m.host), "%s", c->me);
 	m.pid = (uint32_t)getpid();
+	m.local_id = c->local_id;
 	m.nproc = (uint32_t)c->cfg.nproc;
 	/* c10d ignores --node-rank, as torchrun; a Slurm step's node id
 	 * orders the group ranks (site.c) */
@@ -692,6 +693,7 @@ struct backend *
 c10d_new(struct event_base *base, const struct backend_config *cfg,
     const struct backend_cb *cb, char *err, size_t errlen)
 {
+	static uint32_t backends;	/* made by this process so far */
 	const struct cgrun_options *o = cfg->opts;
 	struct c10d *c;
 
@@ -713,6 +715,9 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	c->hdr.cb = *cb;
 	c->hdr.base = base;
 	c->cfg = *cfg;
+	/* tells this process's nodes apart (one in cgrun; a test or a
+	 * benchmark runs many, with one pid) */
+	c->local_id = backends++;
 	snprintf(c->run_id, sizeof(c->run_id), "%s", o->rdzv_id);
 	if (c10d_conf_parse(o->rdzv_conf, &c->conf, err, errlen) == -1) {
 		free(c);

@@ -36,6 +36,8 @@ struct c10d {
 	int			 port;
 	char			 run_id[RDZV_RUNID_MAX + 1];
 	char			 me[RDZV_HOST_MAX + 1];	/* rank sort key */
+	uint32_t		 local_id;	/* which backend of this
+						 * process: 0 in cgrun */
 	char			 store_addr[RDZV_ADDR_MAX + 1];
 	enum cstate		 state;
 	enum link		 link;
