@@ -120,6 +120,7 @@ peer_resume(struct rdzv_peer *p, struct node *n)
 	switch (n->state) {
 	case RDZV_N_ACTIVE:
 	case RDZV_N_DONE:
+	case RDZV_N_FAILED:	/* a member whose failure ended the job */
 		job_round_to(j, n);
 		break;
 	case RDZV_N_STOPPING:
