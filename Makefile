@@ -21,6 +21,11 @@ SBINDIR     ?= $(PREFIX)/sbin
 LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
 MANDIR      ?= $(PREFIX)/share/man
+DATADIR     ?= $(PREFIX)/share
+# bash-completion's place for DATADIR (/usr/share/bash-completion/completions
+# with PREFIX=/usr), from its .pc where it is installed.
+BASHCOMPDIR ?= $(or $(shell $(PKG_CONFIG) --define-variable=datadir=$(DATADIR) \
+	--variable=completionsdir bash-completion 2>/dev/null),$(DATADIR)/bash-completion/completions)
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 SYSCONFDIR  ?= /etc
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
@@ -85,6 +90,10 @@ $(BUILD)/launcher/%.o: LAYER_INC = $(INC_LNCH)
 TEST_SRCS  := $(sort $(shell find tests -name 'test_*.c' ! -path 'tests/fuzz/*'))
 TEST_HELPERS := $(sort $(shell find tests -name 'helper_*.c' ! -path 'tests/fuzz/*'))
 TEST_INC   := $(addprefix -I,$(sort $(dir $(TEST_SRCS) $(TEST_HELPERS))))
+# Test tools (tests/**/tool_*.c): programs with a main() of their own that
+# a t_*.sh script runs, linked with the test helpers (but helper_main.c).
+TOOL_SRCS  := $(sort $(shell find tests -name 'tool_*.c' ! -path 'tests/fuzz/*'))
+TOOL_HELPERS := $(filter-out %/helper_main.c,$(TEST_HELPERS))
 BENCH_SRCS := $(wildcard bench/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
@@ -96,6 +105,7 @@ LIBLNCH_A   = $(BUILD)/liblauncher.a
 RDZVD       = $(BUILD)/cgrun-rdzvd
 CGRUN       = $(BUILD)/cgrun
 TESTS       = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TOOLS       = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 BENCHES     = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 PCFILE      = $(BUILD)/cgrun.pc
 
@@ -153,6 +163,8 @@ $(CGRUN): $(call obj,launcher/main.c) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(call obj,$(TEST_HELPERS)) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
 	$(CC) -o $@ $^ $(LDFLAGS) $(CHECK_LIBS) $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
 $(BUILD)/tests/%.o: CPPFLAGS += $(CHECK_CFLAGS) -Itests $(TEST_INC)
+$(TOOLS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(call obj,$(TOOL_HELPERS)) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
+	$(CC) -o $@ $^ $(LDFLAGS) $(CHECK_LIBS) $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBRDZV_A) $(LIBCGRUN_A)
 	$(CC) -o $@ $^ $(LDFLAGS) $(RDZV_DEPLIBS) $(BENCH_LIBS) -lm
@@ -196,7 +208,7 @@ $(FAKE_NVML): tests/place/fake_nvml/fake_nvml.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fvisibility=default -shared -o $@ $< $(LDFLAGS)
 
-tests: $(ALL) $(TESTS) $(FAKE_NVML)
+tests: $(ALL) $(TESTS) $(TOOLS) $(FAKE_NVML)
 
 # The whole suite: unit programs and black-box scripts, one summary line.
 # SUITE="PATTERN..." runs only the tests whose name contains one of them.  Sanitizer
@@ -274,6 +286,10 @@ install: all
 	for m in man/*.1; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for m in man/*.3; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/ || true; done
 	for m in man/*.8; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man8/ || true; done
+	install -d $(DESTDIR)$(DATADIR)/cgrun $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 docs/event-log.schema.json $(DESTDIR)$(DATADIR)/cgrun/
+	install -m 644 completion/cgrun.bash $(DESTDIR)$(BASHCOMPDIR)/cgrun
+	install -m 644 completion/cgrun.bash $(DESTDIR)$(BASHCOMPDIR)/cgrun-rdzvd
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/cgrun
 	for u in rendezvous/systemd/cgrun-rdzvd.service rendezvous/systemd/cgrun-rdzvd.socket; do \
 	  sed -e 's|/usr/sbin/cgrun-rdzvd|$(SBINDIR)/cgrun-rdzvd|' -e 's|/etc/cgrun/|$(SYSCONFDIR)/cgrun/|' \
@@ -286,7 +302,8 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/libcgrun.* $(DESTDIR)$(LIBDIR)/libcgrun-nccl.* \
 	  $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc $(DESTDIR)$(PKGCONFIGDIR)/cgrun-nccl.pc \
 	  $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.service $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.socket
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgrun
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/cgrun $(DESTDIR)$(BASHCOMPDIR)/cgrun-rdzvd
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgrun $(DESTDIR)$(DATADIR)/cgrun
 
 clean:
 	rm -rf $(BUILD)

@@ -23,10 +23,14 @@
 #include "log.h"
 #include "watchdog.h"
 
-enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER };
+enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER,
+	SRC__COUNT };
 
 static const char *const src_names[] = { "none", "heartbeat", "output",
 	"filetimer" };
+
+_Static_assert(sizeof(src_names) / sizeof(src_names[0]) == SRC__COUNT,
+    "src_names does not match enum wd_src");
 
 struct wd_rank {
 	struct watchdog	*wd;
@@ -467,6 +471,16 @@ watchdog_started(struct watchdog *wd, int lr, pid_t pid)
 	r->src = SRC_NONE;
 	r->since = wd_now();
 	wd_arm(wd);
+}
+
+/* Seconds since running local rank lr's last sign (or start); -1: none. */
+int
+watchdog_idle(const struct watchdog *wd, int lr, double *idle)
+{
+	if (wd == NULL || lr < 0 || lr >= wd->n || !wd->r[lr].active)
+		return -1;
+	*idle = wd_now() - wd->r[lr].since;
+	return 0;
 }
 
 /* A line of lr's output. */

@@ -24,6 +24,7 @@ struct cgrun_options;
 struct contain;
 struct event;
 struct event_base;
+struct observe;
 struct plan;
 struct stacks;
 struct store;
@@ -48,9 +49,9 @@ enum agent_ev {
 	E_ROUND,	/* backend: a round is ready */
 	E_FAILED,	/* a worker failed (first failure of the attempt) */
 	E_SUCCEEDED,	/* every worker gone, none failed */
-	E_GONE,		/* every worker gone, some failed */
+	E_FAILED_ALL_GONE, /* every worker gone, some failed */
 	E_SIGSTOP,	/* TERM, INT, HUP, QUIT (or another handled signal) */
-	E_SIGKILL,	/* second INT: kill at once */
+	E_SIGINT_AGAIN,	/* a second INT: kill at once */
 	E_SIGFWD,	/* USR1, USR2: only forwarded to the workers */
 	E_GRACE,	/* shutdown timeout expired: KILL */
 	E_KILLWAIT,	/* still not gone long after KILL: give up on them */
@@ -94,6 +95,8 @@ struct agent {
 	struct watchdog_hang	 hang;		/* the last E_HUNG */
 	struct stacks		*stacks;	/* the diagnosis, or NULL */
 	int			 restart_asked;	/* E_BK_RESTART while diagnosing */
+	struct observe		*ob;		/* what operators see */
+	char			 restart_why[256];	/* the backend's */
 };
 
 /* agent.c: the state change, the dispatch, the wiring. */

@@ -4,11 +4,13 @@
  *
  *	rdzv.c		the engine object: jobs list, auth key, counters,
  *			the status walk, shutdown
- *	job.c		a job's state machine: job_actions[state][event],
- *			where a round is decided (job_complete) and a
- *			restart is counted (act_failed_running)
+ *	job.c		a job's state machine: job_actions[state][event]
+ *			and node_actions[state][event][node state]; it
+ *			asks decide.c what happens and carries it out
+ *			(a round's messages, RESTART, FAIL, timers)
  *	node.c		a node of a job: states, identity hash, keep-alive
- *			deadline, group-rank order
+ *			deadline, and its facts as decide.c sees them
+ *			(the job's view: one slot per node)
  *	rdzv_peer.c	a peer session (one connection): HELLO, AUTH, JOIN,
  *			then node events into the job's table
  *	rdzv_attach.c	the transport over a store's native connections
@@ -36,6 +38,7 @@
 #include <event2/event.h>
 
 #include "auth.h"
+#include "decide.h"
 
 /* rdzv.h first (not included here, so the two never include each other). */
 #ifndef CGRUN_RDZV_H
@@ -47,9 +50,23 @@
 /* Buckets of the engine's run id hash (a JOIN finds its job in O(1)). */
 #define JOB_BUCKETS		4096
 
-/* Events of a job's decision table (job.c). */
-enum ev { EV_JOIN, EV_FAILED, EV_STOPPED, EV_DONE, EV_GONE, EV_LASTCALL,
-	EV_JOINTIMEOUT, EV__COUNT };
+/* A job's own events (job.c: job_actions). */
+enum job_event {
+	JOB_JOIN,		/* a new node joined (born WAIT) */
+	JOB_LAST_CALL_OVER,	/* the last call's timer */
+	JOB_JOIN_TIMEOUT,	/* join_timeout's timer */
+	JOB__EVENTS
+};
+
+/* A node's events (job.c: node_actions, by the node's state too). */
+enum node_event {
+	NODE_FAILED,		/* FAILED: its workers failed */
+	NODE_STOPPED,		/* STOPPED: its workers stopped after RESTART */
+	NODE_DONE,		/* DONE: its workers all exited 0 */
+	NODE_GONE,		/* LEAVE, its keep-alive window ended, or its
+				 * connection closed in a job that is over */
+	NODE__EVENTS
+};
 
 /* Where a peer session is (see the diagram above). */
 enum rdzv_pstate {
@@ -67,7 +84,11 @@ struct node {
 	TAILQ_ENTRY(node) entry;
 	struct node	*hnext;		/* identity hash chain */
 	struct job	*job;
-	struct rdzv_peer *peer;		/* NULL while disconnected */
+	struct rdzv_peer *peer;		/* NULL while disconnected: only via
+					 * node_set_peer() */
+	size_t		 slot;		/* its facts: job->view[slot] */
+	int		 gone;		/* dead or left: being removed */
+	char		*name;		/* "host (pid N)", for messages */
 	char		*host;
 	char		*addr;		/* its job store */
 	uint16_t	port;
@@ -101,6 +122,14 @@ struct job {
 	struct node	*hash[NODE_BUCKETS];	/* by (host, pid, local id) */
 	size_t		nnodes;
 	size_t		count[RDZV_N__COUNT];
+	/* The nodes as decide() sees them (node.c keeps them): one slot
+	 * per node, slot_node[] the way back, dcount[] per decide state;
+	 * order[] is decide()'s answer; all with room for cap nodes. */
+	struct decide_node *view;
+	struct node	**slot_node;
+	struct decide_place *order;
+	size_t		cap;
+	size_t		dcount[DECIDE__NSTATES];
 	struct event	*last_call;
 	struct timespec	last_call_at;	/* monotonic deadline when armed */
 	int		last_call_armed;
@@ -158,7 +187,8 @@ mono_now(void)
 struct job *job_new(struct rdzv *, const struct rdzv_msg *);
 void	job_free(struct job *);
 struct job *job_find(const struct rdzv *, const char *run_id);
-void	job_dispatch(struct job *, enum ev, struct node *);
+void	job_dispatch(struct job *, enum job_event, struct node *);
+void	job_dispatch_node(struct node *, enum node_event);
 void	job_fail(struct job *, uint8_t, const char *);
 void	job_round_to(struct job *, struct node *);
 void	job_status_to(struct job *, struct node *);
@@ -177,8 +207,10 @@ void	node_remove(struct node *);
 void	node_enter(struct node *, enum rdzv_nstate);
 void	node_alive(struct node *);
 void	node_send(struct node *, const struct rdzv_msg *);
-int	node_cmp(const void *, const void *);
-const char *node_name(const struct node *, char *, size_t);
+void	node_set_peer(struct node *, struct rdzv_peer *);
+void	node_place(struct node *, int group_rank, uint32_t rank_base);
+void	node_gone(struct node *);
+void	node_view_free(struct job *);
 
 /* rdzv_peer.c */
 void	peer_attach(struct rdzv_peer *, struct node *);

@@ -31,6 +31,15 @@ for h in "$top"/include/cgrun/*.h; do
 	[ -f "$p/include/cgrun/$(basename "$h")" ] || fail_later "$(basename "$h") not installed"
 done
 [ -f "$root/etc/cgrun/rdzvd.conf" ] || fail_later "/etc/cgrun/rdzvd.conf not installed"
+# bash completion where bash-completion looks under the prefix (its .pc's
+# completionsdir for share/), the same file for both programs; the
+# event log's schema.
+for f in share/bash-completion/completions/cgrun \
+    share/bash-completion/completions/cgrun-rdzvd share/cgrun/event-log.schema.json; do
+	[ -f "$p/$f" ] || fail_later "$p/$f not installed"
+done
+cmp -s "$top/completion/cgrun.bash" "$p/share/bash-completion/completions/cgrun-rdzvd" ||
+	fail_later "the installed cgrun-rdzvd completion is not completion/cgrun.bash"
 [ -L "$p/lib/libcgrun.so" ] || fail_later "libcgrun.so is not a symlink"
 for x in bin/cgrun sbin/cgrun-rdzvd; do
 	[ -x "$p/$x" ] || fail_later "$x not executable"

@@ -1,9 +1,11 @@
 /*
  * test_etcd_round.c: the etcd rendezvous' decision (etcd_round.c) on
  * snapshots built by hand, rule by rule (creation, MIN/MAX, last call,
- * spares, a restart's quick close, lost members, the restart budget,
- * finish, scale-up, join timeout), and the JSON values of its keys
- * (etcd_value.c): round trips and values that are not cgrun's.
+ * spares, a restart's quick close, lost members, the restart budget and
+ * the failure's words, finish, scale-up, join timeout): the snapshot's
+ * facts and the round rule's (decide.c) answer as the next state; and
+ * the JSON values of its keys (etcd_value.c): round trips and values
+ * that are not cgrun's.
  */
 #include <check.h>
 #include <stdio.h>
@@ -99,9 +101,14 @@ START_TEST(min_arms_last_call_then_decides)
 {
 	state(ER_JOINING, 0, 2, 3, 0, 1);
 	node("b", "h2", 0, ER_WAIT, 10);
-	ck_assert_int_eq(er_decide(v, nx), ER_DISARM_LAST_CALL);
+	ck_assert_int_eq(er_decide(v, nx), ER_NONE);
 	node("a", "h1", 0, ER_WAIT, 11);
 	ck_assert_int_eq(er_decide(v, nx), ER_ARM_LAST_CALL);
+	v->last_call_armed = 1;
+	ck_assert_int_eq(er_decide(v, nx), ER_NONE);	/* armed already */
+	v->nnodes = 1;
+	ck_assert_int_eq(er_decide(v, nx), ER_DISARM_LAST_CALL);
+	v->nnodes = 2;
 	v->last_call_over = 1;
 	ck_assert_int_eq(er_decide(v, nx), ER_WRITE);
 	ck_assert_int_eq(nx->phase, ER_RUNNING);
@@ -186,6 +193,22 @@ START_TEST(lost_member_new_round_or_fail)
 }
 END_TEST
 
+/* A member of the last round whose key went while the next one forms:
+ * named when too few are left. */
+START_TEST(gone_while_joining_is_named)
+{
+	static const char *const m[] = { "a", "b" };
+
+	state(ER_JOINING, 1, 2, 2, 0, 1);
+	members(m, 2);
+	node("a", "h1", 1, ER_WAIT, 11);
+	ck_assert_int_eq(er_decide(v, nx), ER_WRITE);
+	ck_assert_int_eq(nx->phase, ER_FAILED);
+	ck_assert_str_eq(nx->why, "node b was lost and 1 node(s) remain, "
+	    "fewer than the minimum 2");
+}
+END_TEST
+
 START_TEST(failure_spends_the_budget)
 {
 	static const char *const m[] = { "a", "b" };
@@ -194,10 +217,13 @@ START_TEST(failure_spends_the_budget)
 	members(m, 2);
 	node("a", "h1", 1, ER_WAIT, 11);
 	node("b", "h2", 1, ER_FAILED_ST, 12);
+	snprintf(v->nodes[1].why, sizeof(v->nodes[1].why), "rank 3 exited 1");
 	ck_assert_int_eq(er_decide(v, nx), ER_WRITE);
 	ck_assert_int_eq(nx->phase, ER_JOINING);
 	ck_assert_uint_eq(nx->round, 2);
 	ck_assert_uint_eq(nx->restarts, 1);
+	ck_assert_str_eq(nx->why, "workers failed on node b: rank 3 exited 1");
+	ck_assert_str_eq(nx->culprit, "");
 	state(ER_RUNNING, 2, 2, 2, 1, 1);
 	members(m, 2);
 	v->nodes[0].round = v->nodes[1].round = 2;
@@ -253,10 +279,12 @@ START_TEST(join_timeout_fails)
 {
 	state(ER_JOINING, 0, 2, 3, 0, 0);
 	node("a", "h1", 0, ER_WAIT, 11);
+	v->join_ms = 30000;
 	v->join_over = 1;
 	ck_assert_int_eq(er_decide(v, nx), ER_WRITE);
 	ck_assert_int_eq(nx->phase, ER_FAILED);
-	ck_assert_ptr_nonnull(strstr(nx->why, "join_timeout: 1 of at least 2"));
+	ck_assert_str_eq(nx->why, "no round could be formed within "
+	    "join_timeout (30 s): 1 of at least 2 nodes joined");
 }
 END_TEST
 
@@ -288,7 +316,13 @@ START_TEST(values_round_trip)
 	ck_assert_int_eq(er_node_parse(j, strlen(j), &n, &why), 0);
 	free(j);
 	ck_assert_str_eq(n.host, "h9");
+	ck_assert_str_eq(n.why, "");
 	ck_assert_int_eq(n.st, ER_FAILED_ST);
+	snprintf(v->nodes[0].why, sizeof(v->nodes[0].why), "rank \"0\" hung");
+	j = er_node_json(&v->nodes[0]);
+	ck_assert_int_eq(er_node_parse(j, strlen(j), &n, &why), 0);
+	free(j);
+	ck_assert_str_eq(n.why, "rank \"0\" hung");
 	ck_assert_uint_eq(n.round, 3);
 	ck_assert_int_eq(n.node_rank, -1);
 	v->nodes[0].node_rank = 5;
@@ -316,6 +350,8 @@ START_TEST(values_not_ours)
 		"\"round\":0,\"st\":\"wait\",\"node_rank\":-2}",
 		"{\"host\":\"h\",\"nproc\":1,\"addr\":\"a\",\"port\":1,"
 		"\"round\":0,\"st\":\"wait\",\"node_rank\":\"0\"}",
+		"{\"host\":\"h\",\"nproc\":1,\"addr\":\"a\",\"port\":1,"
+		"\"round\":0,\"st\":\"failed\",\"why\":7}",
 	};
 	struct er_state *s = calloc(1, sizeof(*s));
 	struct er_node n;
@@ -352,6 +388,7 @@ test_suite(void)
 	tcase_add_test(tc, node_rank_orders_members);
 	tcase_add_test(tc, restart_closes_when_all_are_back);
 	tcase_add_test(tc, lost_member_new_round_or_fail);
+	tcase_add_test(tc, gone_while_joining_is_named);
 	tcase_add_test(tc, failure_spends_the_budget);
 	tcase_add_test(tc, all_done_finishes);
 	tcase_add_test(tc, scale_up_below_max_only);
