@@ -140,8 +140,7 @@ bind 'set bell-style none'
 cd $T/dir
 EOF
 sock=$T/tmux.sock
-cleanup_tmux() { tmux -S "$sock" kill-server 2>/dev/null; cleanup; }
-trap cleanup_tmux EXIT
+at_exit 'tmux -S "$sock" kill-server 2>/dev/null'
 # One session for the whole test keeps the server up: a server whose last
 # session ends exits, and a client that connects meanwhile fails.
 tmux -S "$sock" -f /dev/null new-session -d -s keep cat || fail "tmux: cannot start a server"

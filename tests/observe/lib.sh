@@ -1,8 +1,7 @@
 # Helpers of the operator-facing scripts (tests/observe/t_metrics_*.sh):
 # Debian's real prometheus, prometheus-node-exporter and promtool on
-# loopback ports of their own, stopped by the caller's cleanup (their pids
-# go into PIDS).  Sourced after tests/interop/lib.sh (T, PIDS, skip,
-# PY113).  Every wait has a deadline and says what it waited for.
+# loopback ports of their own, stopped at exit (tracked).  Sourced after
+# tests/lib.sh and tests/interop/lib.sh (T, track, fail, skip, PY113).  Every wait has a deadline and says what it waited for.
 
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 TOOL="$PY113 $TOP/tests/daemon/service_tool.py"
@@ -56,7 +55,7 @@ start_node_exporter() {
 		--collector.disable-defaults --collector.textfile \
 		--collector.textfile.directory="$1" >"$T/node_exporter.log" 2>&1 &
 	NE_PID=$!
-	PIDS="$PIDS $NE_PID"
+	track $NE_PID
 	NE_URL=http://127.0.0.1:$port/metrics
 	wait_http "$NE_URL" 20 prometheus-node-exporter "$NE_PID"
 }
@@ -68,7 +67,7 @@ start_prometheus() {
 	prometheus --config.file="$1" --storage.tsdb.path="$T/prom-data" \
 		--web.listen-address="127.0.0.1:$port" >"$T/prometheus.log" 2>&1 &
 	PROM_PID=$!
-	PIDS="$PIDS $PROM_PID"
+	track $PROM_PID
 	PROM_URL=http://127.0.0.1:$port
 	wait_http "$PROM_URL/-/ready" 30 prometheus "$PROM_PID"
 }

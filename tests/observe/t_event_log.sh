@@ -97,7 +97,7 @@ grep -q '^=== rank 2 ' "$stacks" || fail "hang: the stacks file $stacks lacks ra
 # A stop by SIGTERM while the workers run.
 SLEEP=30 "$CGRUN" --event-log="$T/signal.jsonl" $common "$T/w.sh" >"$T/signal.out" 2>&1 </dev/null &
 p=$!
-PIDS="$PIDS $p"
+track $p
 i=0
 until grep -q attempt_start "$T/signal.jsonl" 2>/dev/null; do
 	[ $i -ge 200 ] && fail "signal: no attempt_start record after 10 s"

@@ -24,7 +24,7 @@ mport=$(free_port)
 	--metrics-file="$T/textfile/cgrun-\$run_id.prom" --metrics-port="$mport" \
 	--event-log="$T/ev.jsonl" --no-python "$T/w.sh" >"$T/job.log" 2>&1 </dev/null &
 job=$!
-PIDS="$PIDS $job"
+track $job
 i=0
 until grep -q '"event":"attempt_start"' "$T/ev.jsonl" 2>/dev/null; do
 	[ $i -ge 300 ] && { cat "$T/job.log"; fail "no attempt started within 30 s"; }
