@@ -211,7 +211,8 @@ $(FAKE_NVML): tests/place/fake_nvml/fake_nvml.c
 tests: $(ALL) $(TESTS) $(TOOLS) $(FAKE_NVML)
 
 # The whole suite: unit programs and black-box scripts, one summary line.
-# SUITE="PATTERN..." runs only the tests whose name contains one of them.  Sanitizer
+# SUITE="PATTERN..." runs only the tests whose name contains one of them (a
+# pattern with a slash: folder/name, so SUITE=launcher/ runs a folder).  Sanitizer
 # builds run with third-party leaks suppressed (tests/memcheck/lsan.supp; the slow
 # unwinder sees through hwloc's plugins to match them), longer Check
 # timeouts, and CC instrumented for the tools scripts compile.
