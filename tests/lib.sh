@@ -16,6 +16,8 @@
 #   no_failures       no fail_later so far (for a closing "ok: ..." line)
 #   skip WHY          WHY as the last line, exit 77: the suite counts a skip
 #                     (the clean-up after a skip prints nothing)
+#   skip_later WHY    a part cannot run here: go on; the test then ends as a
+#                     skip, WHY last (a test that skips a part is a skip)
 #   track PID...      stopped at exit, with its process group if it leads one
 #   spawn CMD...      CMD in the background in a process group of its own,
 #                     tracked; its pid in $!
@@ -49,6 +51,7 @@ export PYTHONDONTWRITEBYTECODE
 TOP=$CGRUN_TOP BUILD_DIR=$CGRUN_BUILD CGRUN=$CGRUN_BIN RDZVD=$CGRUN_RDZVD
 
 lib_tracked= lib_at_exit= lib_failed=0 lib_in_fail=0 lib_grace_ms=5000
+lib_skipped= lib_skip_now=0
 lib_tmp=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-$(basename "$0" .sh).XXXXXX") ||
 	{ echo "FAIL: cannot make a temporary directory in ${TMPDIR:-/tmp}"; exit 1; }
 T=$lib_tmp TMPDIR=$lib_tmp
@@ -80,6 +83,13 @@ no_failures() {
 skip() {
 	echo "$*"
 	exit 77
+}
+
+# skip_later WHY: a part of the test cannot run here; go on, and end as a
+# skip (WHY the last line) unless something failed.
+skip_later() {
+	echo "skipped: $*"
+	lib_skipped="$*"
 }
 
 # lib_stat PID: "STATE PGID START" of PID from /proc, or nothing.
@@ -215,19 +225,29 @@ lib_kill() {
 }
 
 # lib_stop: SIGTERM to what the test started (groups included), SIGKILL
-# to what is left after lib_grace_ms (5 s), then reap.
+# to what is left after lib_grace_ms (5 s), then wait (5 s at most: a
+# SIGKILL takes effect when the process next runs) until all are gone,
+# and reap.
 lib_stop() {
 	lib_list=$(lib_targets)
 	if [ -n "$lib_list" ]; then
 		lib_kill TERM "$lib_list"
-		lib_end=$(($(now_ms) + lib_grace_ms))
-		while [ -n "$lib_list" ] && [ "$(now_ms)" -lt "$lib_end" ]; do
-			sleep 0.05
-			lib_list=$(lib_targets)
-		done
-		[ -z "$lib_list" ] || lib_kill KILL "$lib_list"
+		lib_gone_within "$lib_grace_ms" || lib_kill KILL "$lib_list"
+		lib_gone_within 5000 ||
+			echo "cgrun tests: still running after SIGKILL: $lib_list" >&2
 	fi
 	lib_reap
+}
+
+# lib_gone_within MS: wait until nothing of lib_targets is left (0), or
+# MS milliseconds (1); the list left in lib_list.
+lib_gone_within() {
+	lib_end=$(($(now_ms) + $1))
+	while [ -n "$lib_list" ]; do
+		[ "$(now_ms)" -lt "$lib_end" ] || return 1
+		sleep 0.05
+		lib_list=$(lib_targets)
+	done
 }
 
 # lib_reap: collect the exit status of every child that ended (a bare
@@ -242,10 +262,16 @@ lib_reap() {
 }
 
 # lib_exit: the EXIT trap: stop the processes, run the at_exit commands,
-# remove T; a test that called fail_later exits 1.
+# remove T; a test that called fail_later exits 1, one that called
+# skip_later (and nothing failed) 77.
 lib_exit() {
 	lib_rc=$?
 	trap '' INT TERM HUP
+	if [ "$lib_failed" -gt 0 ]; then
+		case $lib_rc in 0 | 77) lib_rc=1 ;; esac
+	elif [ "$lib_rc" = 0 ] && [ -n "$lib_skipped" ]; then
+		lib_rc=77 lib_skip_now=1
+	fi
 	lib_stop
 	if [ "$lib_rc" = 77 ]; then
 		eval "$lib_at_exit" >/dev/null 2>&1
@@ -253,10 +279,8 @@ lib_exit() {
 		eval "$lib_at_exit"
 	fi
 	cd / && rm -rf "$lib_tmp"	# not $T: a script may have reused the name
-	if [ "$lib_failed" -gt 0 ]; then
-		echo "$lib_failed checks failed"
-		case $lib_rc in 0 | 77) lib_rc=1 ;; esac
-	fi
+	[ "$lib_failed" = 0 ] || echo "$lib_failed checks failed"
+	[ "$lib_skip_now" = 0 ] || echo "$lib_skipped"
 	exit "$lib_rc"
 }
 trap lib_exit EXIT

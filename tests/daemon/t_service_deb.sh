@@ -4,7 +4,8 @@
 # they install into a fresh root with dpkg --root (maintainer scripts run
 # chrooted there), put their files where the man pages say, run, and
 # remove and purge cleanly.  Debian's packaging tools are needed; without
-# root the fresh-root part falls back to dpkg-deb -x.
+# root the packages are only unpacked (dpkg-deb -x) and the test, having
+# left a part out, ends as a skip.
 . "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 top=$TOP
 for t in dpkg-buildpackage dh dpkg-checkbuilddeps; do
@@ -95,7 +96,7 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$root/bin" "$root/dev" "$root/var/lib/dpkg/in
 	echo "ok: 4 packages installed into a fresh root with dpkg --root"
 	fresh=1
 else
-	echo "note: not root: unpacking with dpkg-deb -x instead of dpkg --root"
+	skip_later "not root: the packages unpacked with dpkg-deb -x, not installed with dpkg --root (maintainer scripts not run)"
 	for d in $debs; do dpkg-deb -x "$d" "$root"; done
 	fresh=0
 fi

@@ -1,6 +1,7 @@
 #!/bin/sh
-# tests/lib.sh keeps its promises: fail, fail_later, skip (the reason is
-# the last line even when the clean-up talks), wait_for's timeout names
+# tests/lib.sh keeps its promises: fail, fail_later, skip and skip_later
+# (the reason is the last line even when the clean-up talks), a failure
+# wins over a skip_later, wait_for's timeout names
 # what it waited for, at_exit runs last-registered first, and at exit no
 # process the test started is left: spawned groups, untracked children,
 # a child ignoring SIGTERM (SIGKILL after the grace period), a tracked
@@ -36,6 +37,8 @@ case $1 in
 fail) fail "boom" ;;
 skip) skip "nothing to run on" ;;
 later) fail_later "soft"; echo "went on" ;;
+part) skip_later "no gdb here"; echo "went on" ;;
+partfail) skip_later "no gdb here"; fail_later "soft" ;;
 wait) poll_for 0.2 false && echo "poll_for lied"; wait_for 0.3 "the moon" false ;;
 term) sleep 300 & echo waiting >"$OUT/term.ready"; wait ;;
 port) p=$(free_port); python3 -c 'import socket, sys; socket.socket().bind(("127.0.0.1", int(sys.argv[1])))' "$p" && echo "port $p free" ;;
@@ -82,6 +85,12 @@ says later "FAIL: soft"
 says later "went on"
 says later "end"
 echo "ok: fail_later: went on, exit 1"
+
+run part 77
+says part "went on"
+[ "$(tail -n 1 part.out)" = "no gdb here" ] || fail "skip_later: last line '$(tail -n 1 part.out)'"
+run partfail 1
+echo "ok: skip_later: went on, exit 77 with the reason last; 1 after a failure"
 
 run wait 1
 says wait "FAIL: timed out after 0.3 s waiting for the moon"
