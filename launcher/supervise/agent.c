@@ -9,7 +9,9 @@
  *                 failed: stop the rest), act_stopped_failure (all gone:
  *                 ask the backend for the next round, which spends a
  *                 restart), act_stop_restart / act_rejoin (the backend
- *                 asked), and act_spawn (a round arrived: a new attempt).
+ *                 asked), act_spawn (a round arrived: a new attempt),
+ *                 and act_stop_round (a round arrived while workers of
+ *                 another run or stop: stop them, then start it).
  *   agent_hang.c  the hang path: the watchdog opened and its E_HUNG,
  *                 act_hung, S_DIAGNOSE's actions (act_diagnosed,
  *                 act_diag_*), the stacks dropped on a signal.
@@ -81,10 +83,15 @@
 
 static const char *const state_names[] = { "rendezvous", "running",
 	"stopping-failure", "stopping-restart", "stopping-signal",
-	"stopping-backend-failure", "done", "diagnosing", "exit" };
+	"stopping-backend-failure", "stopping-round", "done", "diagnosing",
+	"exit" };
 static const char *const event_names[] = { "round", "failed", "succeeded",
 	"gone", "signal", "kill", "forward", "grace", "kill-wait", "restart",
 	"fail", "finished", "hung", "stacks" };
+_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == S_NSTATES,
+    "a name for every agent state");
+_Static_assert(sizeof(event_names) / sizeof(event_names[0]) == E_NEVENTS,
+    "a name for every agent event");
 
 typedef void (*agent_action)(struct agent *);
 
@@ -166,7 +173,7 @@ static int
 agent_stopping(enum agent_state s)
 {
 	return s == S_STOP_FAILURE || s == S_STOP_RESTART ||
-	    s == S_STOP_SIGNAL || s == S_STOP_BKFAIL;
+	    s == S_STOP_SIGNAL || s == S_STOP_BKFAIL || s == S_STOP_ROUND;
 }
 
 /* Stop (or keep stopping) for the reason next names: signal every group. */
@@ -216,7 +223,7 @@ act_ignore(struct agent *a)
 {
 }
 
-/* RDZV/DONE + round: start the new attempt. */
+/* RDZV/DONE + round: start the new attempt, in the backend's round. */
 static void
 act_spawn(struct agent *a)
 {
@@ -225,6 +232,7 @@ act_spawn(struct agent *a)
 
 	attempt_free(a->at);
 	contain_kill(a->contain);	/* nothing of the last attempt runs on */
+	a->round = a->next;
 	memset(&c, 0, sizeof(c));
 	c.base = a->base;
 	c.opts = a->o;
@@ -262,6 +270,32 @@ act_stop_failure(struct agent *a)
 {
 	snprintf(a->why, sizeof(a->why), "%s", attempt_why(a->at));
 	agent_stop(a, S_STOP_FAILURE, SIGTERM);
+}
+
+/*
+ * RUNNING/STOPPING + round: the backend decided a round while workers of
+ * another run (a restarted rendezvous server formed it from what the
+ * agents carried, docs/protocol.md section 5) or stop (for a failure or
+ * a restart: the round supersedes what they were stopping for).  Workers
+ * of two rounds never run at once, and a round is never left unstarted:
+ * stop these, then start it (act_stopped_round).
+ */
+void
+act_stop_round(struct agent *a)
+{
+	log_warnx("rendezvous round %u came while the workers of round %u "
+	    "were %s: stopping them, then starting round %u", a->next.round,
+	    a->round.round, a->state == S_RUNNING ? "running" : "stopping",
+	    a->next.round);
+	agent_stop(a, S_STOP_ROUND, SIGTERM);
+}
+
+/* STOPPING-ROUND + all gone: start the round that came. */
+static void
+act_stopped_round(struct agent *a)
+{
+	agent_stopped(a);
+	act_spawn(a);
 }
 
 /* STOPPING-FAILURE + all gone: the backend spends a restart (or fails). */
@@ -457,9 +491,11 @@ struct agent_cell {
 	[E_STACKS] = IGNORE("no diagnosis running"),			\
 }
 
-/* The four stopping states: they differ in what follows "all gone". */
-#define STOPPING_ROW(gone, bkfail) {					\
-	[E_ROUND] = IGNORE("no round was asked for while stopping"),	\
+/* The five stopping states: they differ in what follows "all gone", in
+ * whether a round that comes still starts (not when exiting), and in what
+ * a restart changes (stopping for a round: it supersedes that round). */
+#define STOPPING_ROW(gone, bkfail, round, restart) {			\
+	[E_ROUND] = round,						\
 	[E_FAILED] = IGNORE("already stopping"),			\
 	[E_SUCCEEDED] = DO(gone),					\
 	[E_GONE] = DO(gone),						\
@@ -468,7 +504,7 @@ struct agent_cell {
 	[E_SIGFWD] = IGNORE("workers are being stopped"),		\
 	[E_GRACE] = DO(act_kill),					\
 	[E_KILLWAIT] = DO(act_abandon),					\
-	[E_BK_RESTART] = IGNORE("already stopping"),			\
+	[E_BK_RESTART] = restart,					\
 	[E_BK_FAIL] = DO(bkfail),					\
 	[E_BK_FINISHED] = IGNORE("workers still stopping"),		\
 	[E_HUNG] = IGNORE("already stopping"),				\
@@ -483,7 +519,7 @@ struct agent_cell {
 static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 	[S_RDZV] = IDLE_ROW(IGNORE("already rejoining"), act_finished_unused),
 	[S_RUNNING] = {
-		[E_ROUND] = IGNORE("no round was asked for"),
+		[E_ROUND] = DO(act_stop_round),
 		[E_FAILED] = DO(act_stop_failure),
 		[E_SUCCEEDED] = DO(act_done),
 		[E_GONE] = DO(act_stop_failure),
@@ -498,15 +534,23 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 		[E_HUNG] = DO(act_hung),
 		[E_STACKS] = IGNORE("no diagnosis running"),
 	},
-	[S_STOP_FAILURE] = STOPPING_ROW(act_stopped_failure, act_stop_bkfail),
-	[S_STOP_RESTART] = STOPPING_ROW(act_stopped_restart, act_stop_bkfail),
+	/* the backend takes the failure as STOPPED after a restart */
+	[S_STOP_FAILURE] = STOPPING_ROW(act_stopped_failure, act_stop_bkfail,
+	    DO(act_stop_round), IGNORE("already stopping")),
+	[S_STOP_RESTART] = STOPPING_ROW(act_stopped_restart, act_stop_bkfail,
+	    DO(act_stop_round), IGNORE("already stopping for one")),
 	[S_STOP_SIGNAL] = STOPPING_ROW(act_stopped_signal,
-	    act_stop_bkfail_signalled),
-	[S_STOP_BKFAIL] = STOPPING_ROW(act_stopped_bkfail, act_stop_bkfail),
+	    act_stop_bkfail_signalled, IGNORE("exiting for a signal"),
+	    IGNORE("exiting for a signal")),
+	[S_STOP_BKFAIL] = STOPPING_ROW(act_stopped_bkfail, act_stop_bkfail,
+	    IGNORE("exiting: the job cannot go on"),
+	    IGNORE("exiting: the job cannot go on")),
+	[S_STOP_ROUND] = STOPPING_ROW(act_stopped_round, act_stop_bkfail,
+	    DO(act_stop_round), DO(act_stop_restart)),
 	[S_DONE] = IDLE_ROW(DO(act_rejoin), act_finished),
 	/* the stacks first: a Python rank dies of the SIGABRT that dumps it */
 	[S_DIAGNOSE] = {
-		[E_ROUND] = IGNORE("no round was asked for"),
+		[E_ROUND] = DO(act_round_after_stacks),
 		[E_FAILED] = IGNORE("taking the stacks (SIGABRT ends ranks)"),
 		[E_SUCCEEDED] = IGNORE("taking the stacks first"),
 		[E_GONE] = IGNORE("taking the stacks first"),
@@ -584,13 +628,14 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 	agent_event(a, E_SIGSTOP);
 }
 
-/* Backend callback: a round is ready (E_ROUND). */
+/* Backend callback: a round is ready (E_ROUND); the workers running, if
+ * any, keep theirs in a->round until act_spawn. */
 static void
 bk_round(void *arg, const struct round_info *ri)
 {
 	struct agent *a = arg;
 
-	a->round = *ri;
+	a->next = *ri;
 	agent_event(a, E_ROUND);
 }
 
