@@ -25,6 +25,7 @@
 static const char *const jstate_names[] = { "JOINING", "RUNNING", "CLOSED" };
 
 static void job_check(struct job *);
+static void job_finish(struct job *);
 
 /* The name of a job state. */
 const char *
@@ -146,13 +147,15 @@ job_round_to(struct job *j, struct node *n)
 }
 
 /* Decide the round: the first MAX waiting nodes in rank order take part,
- * the rest are parked as spares. */
+ * the rest are parked as spares.  The first round of nodes that carried
+ * one (a restarted server) may go on with it (carry.c). */
 static void
 job_complete(struct job *j)
 {
 	struct node **v, *n;
 	size_t nw = j->count[RDZV_N_WAIT], i = 0, np;
 	uint32_t world = 0, base = 0;
+	int cont = 0;
 
 	if ((v = calloc(nw, sizeof(*v))) == NULL) {
 		job_fail(j, RDZV_FAIL_CLOSED, "out of memory deciding a round");
@@ -165,6 +168,10 @@ job_complete(struct job *j)
 	np = nw < j->max ? nw : j->max;
 	for (i = 0; i < np; i++)
 		world += v[i]->nproc;
+	if (j->carried && carry_round(j, v, nw, np, world, &cont) == -1) {
+		free(v);
+		return;
+	}
 	job_disarm(j);
 	job_enter(j, RDZV_J_RUNNING);
 	j->started = 1;
@@ -177,7 +184,8 @@ job_complete(struct job *j)
 	snprintf(j->master, sizeof(j->master), "%s", v[0]->addr);
 	j->master_port = v[0]->port;
 	for (i = 0; i < np; i++) {
-		node_enter(v[i], RDZV_N_ACTIVE);
+		node_enter(v[i], cont && carry_done(v[i]) ? RDZV_N_DONE :
+		    RDZV_N_ACTIVE);
 		v[i]->group_rank = (int)i;
 		v[i]->rank_base = base;
 		job_round_to(j, v[i]);
@@ -188,6 +196,9 @@ job_complete(struct job *j)
 		job_status_to(j, v[i]);
 	}
 	free(v);
+	carry_forget(j);
+	if (cont && j->count[RDZV_N_ACTIVE] == 0)
+		job_finish(j);	/* every node had finished its part */
 }
 
 /* Arm the last call: the round closes when it ends with MIN nodes in. */
