@@ -9,12 +9,14 @@
  * The connection (c10d_link, logging "old -> new" at -v -v): DOWN ->
  * CONNECTING (TCP connect) -> HELLO (connected, magic + HELLO sent) -> UP
  * (JOIN sent); with an auth token HELLO -> PROOF (CHALLENGE answered,
- * JOIN sent, waiting for the server's AUTHOK) -> UP.  A lost connection
- * goes back to DOWN.  A connection lost from PROOF or UP after the first
- * JOIN opens the resume window (the server keeps our place for
+ * JOIN sent, waiting for the server's AUTHOK) -> UP.  On a new connection
+ * after a lost one the JOIN waits for WELCOME (c10d_resume.c): HELLO ->
+ * UP when it goes out, or HELLO -> PROOF -> UP (AUTHOK) before it.  A
+ * lost connection goes back to DOWN.  A connection lost from PROOF or UP
+ * after a JOIN opens the resume window (the server keeps our place for
  * keepalive_ms x keepalive_max): until a JOIN goes out on a new
- * connection the client is resuming, and c10d.c repeats what the server
- * may have missed.
+ * connection the client is resuming, and c10d_resume.c carries our round
+ * or repeats what the server may have missed.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -202,7 +204,9 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		c10d_busy_fail(c, "closed the connection");
 		return;
 	}
-	joined = c->link == L_PROOF || c->link == L_UP;
+	/* a JOIN went out on this connection (not when it was lost while
+	 * rejoining: the first loss's window goes on) */
+	joined = (c->link == L_PROOF || c->link == L_UP) && !c->rejoining;
 	c10d_link(c, L_DOWN);
 	if (joined && c->state != C_CONNECTING && c->state != C_OVER) {
 		/* Lost after joining: the server keeps our place for the

@@ -73,6 +73,33 @@ wait_count() {
 	done
 }
 
+# restart_rdzvd [FLAGS...]: a new daemon on $RDZVD_PORT (the old one's log
+# kept as rdzvd.N.log); waits (5 s) for its whole "listening on" line.
+n_restarts=0
+restart_rdzvd() {
+	n_restarts=$((n_restarts + 1))
+	mv "$T/rdzvd.log" "$T/rdzvd.$n_restarts.log"
+	rm -f "$T/rdzvd.out"	# the child truncates it only once it runs
+	"$RDZVD" -d -v --host 127.0.0.1 --port "$RDZVD_PORT" "$@" \
+	    >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
+	RDZVD_PID=$!
+	PIDS="$PIDS $RDZVD_PID"
+	i=0
+	while ! grep -q "^listening on 127.0.0.1:$RDZVD_PORT\$" "$T/rdzvd.out" 2>/dev/null; do
+		[ $i -ge 100 ] && { echo "FAIL: no new daemon on port $RDZVD_PORT"; cat "$T/rdzvd.log"; exit 1; }
+		sleep 0.05; i=$((i + 1))
+	done
+}
+
+# wait_log FILE PATTERN WHAT: until FILE has PATTERN, at most 10 s.
+wait_log() {
+	i=0
+	while ! grep -q "$2" "$1"; do
+		[ $i -ge 100 ] && { echo "FAIL: $3 within 10 s"; stuck_report; exit 1; }
+		sleep 0.1; i=$((i + 1))
+	done
+}
+
 # envworker FILE: a worker script that records its environment in
 # $OUT/env.<attempt>.<rank> and runs the optional $OUT/hook.sh.
 envworker() {
