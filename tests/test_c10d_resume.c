@@ -7,7 +7,8 @@
  * meanwhile until the server's ROUND, sends it when that ROUND goes on
  * with its round, drops it when a new round supersedes it (and the new
  * round reaches the agent), answers a RESTART with STOPPED.  A server of
- * version 3: JOIN, the report repeated, SPENT.
+ * version 3: JOIN, the report repeated, SPENT.  A listener that never
+ * says WELCOME ends the job when the resume window is over.
  */
 #include <sys/socket.h>
 
@@ -363,6 +364,27 @@ START_TEST(older_server)
 }
 END_TEST
 
+/* A new connection that never hears WELCOME is lost when the resume
+ * window (1 s here) is over: the job ends, it does not wait forever. */
+START_TEST(no_welcome)
+{
+	char ep[64];
+
+	snprintf(ep, sizeof(ep), "--rdzv-endpoint=127.0.0.1:%d", srv.port);
+	helper_backend_parse(&o, (const char *const[]){ "cgrun", "--nnodes=2",
+	    "--rdzv-backend=c10d", "--rdzv-id=t1", ep, "--rdzv-conf=is_host=0,"
+	    "keep_alive_interval=0.5,keep_alive_max_attempt=2", "true", NULL });
+	first_round(RDZV_PROTO_VERSION_RESUME, 0);
+	srv.welcome = 0;
+	srv_drop();
+	ck_assert_int_eq(helper_backend_wait(base, &srv.conns, 2, 5000), 2);
+	ck_assert_int_eq(helper_backend_wait(base, &seen.fails, 1, 5000), 1);
+	ck_assert_msg(strstr(seen.fail_why, "lost the connection") != NULL,
+	    "why: %s", seen.fail_why);
+	ck_assert_int_eq(srv_count(RDZV_OP_JOIN), 0);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -377,6 +399,7 @@ test_suite(void)
 	tcase_add_test(tc, restart_while_carrying);
 	tcase_add_test(tc, failure_carried);
 	tcase_add_test(tc, older_server);
+	tcase_add_test(tc, no_welcome);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -388,6 +388,8 @@ c10d_hello(struct c10d *c)
 	 * the server takes (c10d_rejoin) */
 	c->rejoining = c->state != C_CONNECTING;
 	c->carrying = 0;
+	if (c->rejoining)
+		c10d_await_welcome(c);
 	if (c->key == NULL && !c->rejoining) {
 		c10d_link(c, L_UP);
 		c10d_join(c);

@@ -106,6 +106,8 @@ void	c10d_connect(struct c10d *);
 void	c10d_retry_cb(evutil_socket_t, short, void *);
 /* Can messages go out (connected, magic sent)? */
 int	c10d_live(const struct c10d *);
+/* Rejoining: WELCOME within what is left of the resume window. */
+void	c10d_await_welcome(struct c10d *);
 /* Monotonic time plus ms. */
 struct timespec c10d_after(uint32_t ms);
 /* Has the monotonic time passed? */

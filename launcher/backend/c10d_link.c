@@ -194,7 +194,8 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		c10d_hello(c);
 		return;
 	}
-	if (what & BEV_EVENT_TIMEOUT) {	/* a connect that hangs (no RST) */
+	if (what & BEV_EVENT_TIMEOUT) {	/* a connect that hangs (no RST),
+					 * or no WELCOME (c10d_await_welcome) */
 		what |= BEV_EVENT_ERROR;
 		errno = ETIMEDOUT;
 	}
@@ -234,6 +235,26 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	    (what & BEV_EVENT_ERROR) && errno ? ": " : "",
 	    (what & BEV_EVENT_ERROR) && errno ? strerror(errno) : "");
 	c10d_over(c, CGRUN_EXIT_RDZV, why);
+}
+
+/* A new connection after a lost one: WELCOME must come within what is
+ * left of the resume window (a listener that never answers is a lost
+ * connection, not a wait without end); c10d_rejoin clears it. */
+void
+c10d_await_welcome(struct c10d *c)
+{
+	struct timespec now;
+	struct timeval tv = { 0, 1000 };
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(c->resume_deadline.tv_sec - now.tv_sec) * 1000 +
+	    (c->resume_deadline.tv_nsec - now.tv_nsec) / 1000000;
+	if (ms > 0) {
+		tv.tv_sec = (time_t)(ms / 1000);
+		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	}
+	bufferevent_set_timeouts(c->bev, &tv, NULL);
 }
 
 /* Retry timer. */

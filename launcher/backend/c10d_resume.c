@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "c10d_impl.h"
@@ -111,6 +112,7 @@ void
 c10d_rejoin(struct c10d *c, uint16_t version)
 {
 	c->rejoining = 0;
+	bufferevent_set_timeouts(c->bev, NULL, NULL);
 	log_warnx("rendezvous %s: connection to %s:%d restored%s", c->run_id,
 	    c->host, c->port, c->had_round && version >=
 	    RDZV_PROTO_VERSION_RESUME ? "; carrying round" : "");
