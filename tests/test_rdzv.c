@@ -851,6 +851,41 @@ START_TEST(resume_on_new_connection)
 }
 END_TEST
 
+/*
+ * The job ends while a node's connection is down (its FINISHED, or the
+ * FAIL of a daemon going away, lost with it): when it comes back it hears
+ * the end, not its round again (it would wait for an end that never
+ * comes, and report the finished job as failed).
+ */
+START_TEST(resume_after_the_end)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .ka_ms = 60000 };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *b2;
+
+	ck_assert_int_eq(say(b, RDZV_OP_DONE), 0);
+	drop(b);
+	ck_assert_int_eq(say(a, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_FINISHED));
+	b2 = join("b", &o);
+	ck_assert_ptr_nonnull(last(b2, RDZV_OP_FINISHED));
+	ck_assert_ptr_null(last(b2, RDZV_OP_ROUND));
+	bye(a);
+	bye(b);
+	bye(b2);
+	o.run_id = "job8";
+	a = join("a", &o);
+	b = join("b", &o);
+	drop(b);
+	ck_assert_uint_eq(rdzv_shutdown(eng, "going away"), 1);
+	b2 = join("b", &o);
+	ck_assert_int_eq(got(b2, RDZV_OP_FAIL)->reason, RDZV_FAIL_CLOSED);
+	ck_assert_str_eq(got(b2, RDZV_OP_FAIL)->text, "going away");
+	bye(a);
+	bye(b);
+	bye(b2);
+}
+END_TEST
+
 START_TEST(protocol_errors)
 {
 	struct fconn c = { 0 };
@@ -956,6 +991,7 @@ test_suite(void)
 	tcase_add_test(tc, all_done_finishes);
 	tcase_add_test(tc, jobs_are_separate);
 	tcase_add_test(tc, resume_on_new_connection);
+	tcase_add_test(tc, resume_after_the_end);
 	tcase_add_test(tc, protocol_errors);
 	tcase_add_test(tc, peer_states);
 	suite_add_tcase(s, tc);

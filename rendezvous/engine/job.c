@@ -274,22 +274,35 @@ job_new_round(struct job *j, const char *why)
 	job_status_dirty(j);
 }
 
+/* The job is over (m: FINISHED or FAIL): every node hears it, and a
+ * node that was disconnected meanwhile hears it when it comes back
+ * (peer_resume), not the round it ran, whose end would never come. */
+static void
+job_end(struct job *j, const struct rdzv_msg *m)
+{
+	struct node *n;
+
+	job_disarm(j);
+	job_enter(j, RDZV_J_CLOSED);
+	free(j->end);
+	if ((j->end = malloc(sizeof(*j->end))) != NULL)
+		*j->end = *m;
+	TAILQ_FOREACH(n, &j->nodes, entry)
+		node_send(n, m);
+}
+
 /* The job cannot go on: every node hears why; the job is closed. */
 void
 job_fail(struct job *j, uint8_t reason, const char *why)
 {
 	struct rdzv_msg m;
-	struct node *n;
 
-	job_disarm(j);
-	job_enter(j, RDZV_J_CLOSED);
 	log_info("rdzv job=%s round=%u failed reason=%u why=\"%s\"", j->run_id,
 	    j->round, reason, why);
 	rdzv_proto_init(&m, RDZV_OP_FAIL);
 	m.reason = reason;
 	snprintf(m.text, sizeof(m.text), "%s", why);
-	TAILQ_FOREACH(n, &j->nodes, entry)
-		node_send(n, &m);
+	job_end(j, &m);
 }
 
 /* Every participant is done: the job is over, everyone exits 0. */
@@ -297,13 +310,9 @@ static void
 job_finish(struct job *j)
 {
 	struct rdzv_msg m;
-	struct node *n;
 
-	job_disarm(j);
-	job_enter(j, RDZV_J_CLOSED);
 	rdzv_proto_init(&m, RDZV_OP_FINISHED);
-	TAILQ_FOREACH(n, &j->nodes, entry)
-		node_send(n, &m);
+	job_end(j, &m);
 }
 
 /* Is any participant of the running round disconnected? */
@@ -598,6 +607,7 @@ job_free(struct job *j)
 	event_free(j->status_timer);
 	if (j->orphan_timer != NULL)
 		event_free(j->orphan_timer);
+	free(j->end);
 	free(j->run_id);
 	free(j);
 }

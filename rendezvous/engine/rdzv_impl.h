@@ -124,6 +124,7 @@ struct job {
 	int		status_armed;
 	struct event	*orphan_timer;	/* no agent connected (job_bound.c) */
 	char		owner[RDZV_ADDR_MAX + 1];	/* creator's address */
+	struct rdzv_msg	*end;		/* FINISHED or FAIL, once CLOSED */
 };
 
 struct rdzv {

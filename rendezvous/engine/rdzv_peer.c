@@ -99,8 +99,8 @@ peer_join_invalid(const struct rdzv_msg *m)
  * A known node comes back on a new connection within its keep-alive
  * window: it takes up where it was; the report it carried (RESUME) goes
  * through the job's table if it is about its current round, else it
- * hears again what it may have missed (its ROUND, a RESTART, or the
- * round's progress).
+ * hears again what it may have missed (its ROUND, a RESTART, the round's
+ * progress, or the job's end).
  */
 static int
 peer_resume(struct rdzv_peer *p, struct node *n)
@@ -119,6 +119,11 @@ peer_resume(struct rdzv_peer *p, struct node *n)
 	job_bound_orphan_check(j);
 	log_info("rdzv job=%s node=%s:%u resumed on a new connection",
 	    j->run_id, n->host, n->pid);
+	if (j->end != NULL) {	/* it ended while the node was away */
+		free(k);
+		node_send(n, j->end);
+		return 0;
+	}
 	if (k != NULL && carry_resumed(j, n, k))
 		return 0;
 	switch (n->state) {
