@@ -31,6 +31,7 @@
 #include <event2/event.h>
 
 #include "budget.h"
+#include "decide.h"
 #include "log.h"
 #include "rdzv.h"
 #include "rdzv_impl.h"
@@ -79,15 +80,12 @@ carry_drop(struct node *n)
 void
 carry_join(struct job *j, struct node *n, struct carry *k)
 {
-	char b[RDZV_HOST_MAX + 32];
-
-	node_name(n, b, sizeof(b));
 	log_info("rdzv job=%s node %s carried round=%u restarts=%u "
-	    "workers=%s", j->run_id, b, k->round, k->restarts,
+	    "workers=%s", j->run_id, n->name, k->round, k->restarts,
 	    workers_names[k->workers]);
 	if (budget_carry(&j->restarts, k->restarts, j->max_restarts))
 		log_info("rdzv job=%s restarts=%u/%u carried by node %s",
-		    j->run_id, j->restarts, j->max_restarts, b);
+		    j->run_id, j->restarts, j->max_restarts, n->name);
 	if (j->started) {	/* the job moved on here: it joins as new */
 		free(k);
 		return;
@@ -145,66 +143,62 @@ carry_resumed(struct job *j, struct node *n, struct carry *k)
 	return 1;
 }
 
-/* Does member i of the decided round (rank base base, world world, the
- * store of v[0]) carry that very place, in round r, workers running or
- * done? */
+/* Does member i of the decided round o carry that very place (its
+ * group rank, rank base, the round's size, world and store), in round
+ * j->round, its workers running or done? */
 static int
-carry_same(struct node **v, size_t np, size_t i, uint32_t base,
-    uint32_t world, uint32_t r)
+carry_same(const struct job *j, const struct decide_out *o, size_t i)
 {
-	const struct carry *k = v[i]->carry;
+	const struct carry *k = j->slot_node[j->order[i].node]->carry;
+	const struct decide_node *store = &j->view[j->order[0].node];
 
-	return k != NULL && k->round == r && (k->workers ==
+	return k != NULL && k->round == j->round && (k->workers ==
 	    RDZV_WORKERS_RUNNING || k->workers == RDZV_WORKERS_DONE) &&
-	    k->group_rank == (int32_t)i && k->gws == np &&
-	    k->rank_base == base && k->world == world &&
-	    k->port == v[0]->port && strcmp(k->addr, v[0]->addr) == 0;
+	    k->group_rank == (int32_t)i && k->gws == o->nmembers &&
+	    k->rank_base == j->order[i].rank_base && k->world == o->world &&
+	    k->port == store->port && strcmp(k->addr, store->addr) == 0;
 }
 
-/* Does the decided round (members v[0..np), world workers) continue
- * round r in every member's place? */
+/* Does the decided round o continue round j->round in every member's
+ * place? */
 static int
-carry_continues(struct node **v, size_t np, uint32_t world, uint32_t r)
+carry_continues(const struct job *j, const struct decide_out *o)
 {
-	uint32_t base = 0;
 	size_t i;
 
-	for (i = 0; i < np; i++) {
-		if (!carry_same(v, np, i, base, world, r))
+	for (i = 0; i < o->nmembers; i++)
+		if (!carry_same(j, o, i))
 			return 0;
-		base += v[i]->nproc;
-	}
 	return 1;
 }
 
-/* The first node of v[0..nw) that carried a failure of round r, or NULL. */
+/* The first node that carried a failure of round r, or NULL. */
 static struct node *
-carry_failed(struct node **v, size_t nw, uint32_t r)
+carry_failed(const struct job *j, uint32_t r)
 {
-	size_t i;
+	struct node *n;
 
-	for (i = 0; i < nw; i++)
-		if (v[i]->carry != NULL && v[i]->carry->round == r &&
-		    v[i]->carry->workers == RDZV_WORKERS_FAILED)
-			return v[i];
+	TAILQ_FOREACH(n, &j->nodes, entry)
+		if (n->carry != NULL && n->carry->round == r &&
+		    n->carry->workers == RDZV_WORKERS_FAILED)
+			return n;
 	return NULL;
 }
 
 /*
- * The first round decided for a job whose nodes carried one (v[0..nw)
- * waiting, in rank order, the first np members, world workers): *cont
- * says whether it continues the carried round j->round; else the round
- * is j->round + 1, and a failure carried from j->round spends a restart.
- * 0 to go on deciding; -1 when the job failed instead (no restart left).
+ * The first round decided (o, by the round rule) for a job whose nodes
+ * carried one: *cont says whether it continues the carried round
+ * j->round; else the round is j->round + 1, and a failure carried from
+ * j->round spends a restart.  0 to go on deciding; -1 when the job
+ * failed instead (no restart left).
  */
 int
-carry_round(struct job *j, struct node **v, size_t nw, size_t np,
-    uint32_t world, int *cont)
+carry_round(struct job *j, const struct decide_out *o, int *cont)
 {
-	char b[RDZV_HOST_MAX + 32], why[RDZV_TEXT_MAX + RDZV_HOST_MAX + 128];
-	struct node *f = carry_failed(v, nw, j->round);
+	char why[RDZV_TEXT_MAX + RDZV_HOST_MAX + 128];
+	struct node *f = carry_failed(j, j->round);
 
-	*cont = f == NULL && carry_continues(v, np, world, j->round);
+	*cont = f == NULL && carry_continues(j, o);
 	if (*cont) {
 		log_info("rdzv job=%s round=%u goes on: every node carried it "
 		    "in the same place (restarts=%u/%u)", j->run_id, j->round,
@@ -214,10 +208,9 @@ carry_round(struct job *j, struct node **v, size_t nw, size_t np,
 	j->round++;
 	if (f == NULL)
 		return 0;
-	node_name(f, b, sizeof(b));
 	if (!budget_spend(&j->restarts, j->max_restarts)) {
 		snprintf(why, sizeof(why), "workers failed on node %s in round "
-		    "%u and no restarts are left (%u/%u spent)%s%s", b,
+		    "%u and no restarts are left (%u/%u spent)%s%s", f->name,
 		    j->round - 1, j->restarts, j->max_restarts,
 		    f->carry->text[0] != '\0' ? ": " : "", f->carry->text);
 		job_fail(j, RDZV_FAIL_RESTARTS, why);
@@ -226,7 +219,7 @@ carry_round(struct job *j, struct node **v, size_t nw, size_t np,
 	j->r->stats.restarts++;
 	log_info("rdzv job=%s round=%u follows round %u, whose workers failed "
 	    "on node %s%s%s (restarts=%u/%u)", j->run_id, j->round,
-	    j->round - 1, b, f->carry->text[0] != '\0' ? ": " : "",
+	    j->round - 1, f->name, f->carry->text[0] != '\0' ? ": " : "",
 	    f->carry->text, j->restarts, j->max_restarts);
 	return 0;
 }

@@ -4,11 +4,12 @@
  *
  *	rdzv.c		the engine object: jobs list, auth key, counters,
  *			the status walk, shutdown
- *	job.c		a job's state machine: job_actions[state][event],
- *			where a round is decided (job_complete) and a
- *			restart is counted (act_failed_running)
+ *	job.c		a job's state machine: job_actions[state][event];
+ *			it asks decide.c what happens and carries it out
+ *			(a round's messages, RESTART, FAIL, timers)
  *	node.c		a node of a job: states, identity hash, keep-alive
- *			deadline, group-rank order
+ *			deadline, and its facts as decide.c sees them
+ *			(the job's view: one slot per node)
  *	rdzv_peer.c	a peer session (one connection): HELLO, AUTH, JOIN,
  *			then node events into the job's table
  *	rdzv_attach.c	the transport over a store's native connections
@@ -38,6 +39,7 @@
 #include <event2/event.h>
 
 #include "auth.h"
+#include "decide.h"
 
 /* rdzv.h first (not included here, so the two never include each other). */
 #ifndef CGRUN_RDZV_H
@@ -80,7 +82,11 @@ struct node {
 	TAILQ_ENTRY(node) entry;
 	struct node	*hnext;		/* identity hash chain */
 	struct job	*job;
-	struct rdzv_peer *peer;		/* NULL while disconnected */
+	struct rdzv_peer *peer;		/* NULL while disconnected: only via
+					 * node_set_peer() */
+	size_t		 slot;		/* its facts: job->view[slot] */
+	int		 gone;		/* dead or left: being removed */
+	char		*name;		/* "host (pid N)", for messages */
 	char		*host;
 	char		*addr;		/* its job store */
 	uint16_t	port;
@@ -116,6 +122,14 @@ struct job {
 	struct node	*hash[NODE_BUCKETS];	/* by (host, pid, local id) */
 	size_t		nnodes;
 	size_t		count[RDZV_N__COUNT];
+	/* The nodes as decide() sees them (node.c keeps them): one slot
+	 * per node, slot_node[] the way back, dcount[] per decide state;
+	 * order[] is decide()'s answer; all with room for cap nodes. */
+	struct decide_node *view;
+	struct node	**slot_node;
+	struct decide_place *order;
+	size_t		cap;
+	size_t		dcount[DECIDE__NSTATES];
 	struct event	*last_call;
 	struct timespec	last_call_at;	/* monotonic deadline when armed */
 	int		last_call_armed;
@@ -186,8 +200,7 @@ struct carry *carry_new(const struct rdzv_msg *);
 void	carry_drop(struct node *);
 void	carry_join(struct job *, struct node *, struct carry *);
 int	carry_resumed(struct job *, struct node *, struct carry *);
-int	carry_round(struct job *, struct node **, size_t nw, size_t np,
-	    uint32_t world, int *cont);
+int	carry_round(struct job *, const struct decide_out *, int *cont);
 int	carry_done(const struct node *);
 void	carry_forget(struct job *);
 
@@ -204,8 +217,10 @@ void	node_remove(struct node *);
 void	node_enter(struct node *, enum rdzv_nstate);
 void	node_alive(struct node *);
 void	node_send(struct node *, const struct rdzv_msg *);
-int	node_cmp(const void *, const void *);
-const char *node_name(const struct node *, char *, size_t);
+void	node_set_peer(struct node *, struct rdzv_peer *);
+void	node_place(struct node *, int group_rank, uint32_t rank_base);
+void	node_gone(struct node *);
+void	node_view_free(struct job *);
 
 /* rdzv_peer.c */
 void	peer_attach(struct rdzv_peer *, struct node *);
