@@ -343,7 +343,7 @@ END_TEST
 	"echo x >\"$D/started.$c\"; [ \"$c\" -gt 0 ] && exit 0; " \
 	"trap 'sleep 0.5; exit 0' TERM; sleep 30 & wait"
 
-/* Whether DIR/started.n exists; the dir removed when clean. */
+/* Whether DIR/started.n exists. */
 static int
 attempt_started(const char *dir, int n)
 {
@@ -353,63 +353,45 @@ attempt_started(const char *dir, int n)
 	return access(path, F_OK) == 0;
 }
 
-/* Remove the test's directory. */
+/* The fake gives round 1 AFTER_MS into round 0 (what: F_ROUND, or
+ * F_RESTART_ROUND); nproc ATTEMPT_WORKERs: round 1's must have run and
+ * the job succeeded, the backend hearing neither a failure nor "stopped"
+ * (the round is already there). */
 static void
-rm_dir(const char *dir)
+round_during(enum fake_do what, const char *nproc)
 {
-	char cmd[128];
+	char dir[] = "/tmp/test_agent_XXXXXX", cmd[64];
+	const char *args[] = { "cgrun", nproc, "--no-python", "sh", "-c",
+		ATTEMPT_WORKER, NULL };
 
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("D", dir, 1);
+	script.count_rounds = 1;
+	script.after[0] = what;
+	ck_assert_int_eq(run_agent(args, NULL), CGRUN_EXIT_OK);
+	ck_assert_int_eq(calls.rounds, 2);
+	ck_assert_msg(attempt_started(dir, 1), "round 1's workers never ran");
+	ck_assert_int_eq(calls.failed, 0);
+	ck_assert_int_eq(calls.stopped, 0);
+	ck_assert_int_eq(calls.done, 1);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	ck_assert_int_eq(system(cmd), 0);
 }
 
-/*
- * A round comes while the workers of the last one run (a restarted
- * rendezvous server formed it): they are stopped and the new round's
- * workers start; the backend hears neither a failure nor "stopped".
- */
+/* A round comes while the workers of the last one run (a restarted
+ * rendezvous server formed it): they are stopped, the new round starts. */
 START_TEST(round_while_running)
 {
-	char dir[] = "/tmp/test_agent_XXXXXX";
-	const char *args[] = { "cgrun", "--nproc-per-node=2", "--no-python",
-		"sh", "-c", ATTEMPT_WORKER, NULL };
-
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	setenv("D", dir, 1);
-	script.count_rounds = 1;
-	script.after[0] = F_ROUND;
-	ck_assert_int_eq(run_agent(args, NULL), CGRUN_EXIT_OK);
-	ck_assert_int_eq(calls.rounds, 2);
-	ck_assert_msg(attempt_started(dir, 1), "round 1's workers never ran");
-	ck_assert_int_eq(calls.failed, 0);
-	ck_assert_int_eq(calls.stopped, 0);
-	ck_assert_int_eq(calls.done, 1);
-	rm_dir(dir);
+	round_during(F_ROUND, "--nproc-per-node=2");
 }
 END_TEST
 
-/*
- * A round comes while the workers stop for a restart (the backend's new
- * round was decided before they were gone): once gone, that round starts
- * (workers_stopped is not called: the round is already there).
- */
+/* A round comes while the workers stop for a restart (the backend's new
+ * round was decided before they were gone): once gone, that round
+ * starts. */
 START_TEST(round_while_stopping)
 {
-	char dir[] = "/tmp/test_agent_XXXXXX";
-	const char *args[] = { "cgrun", "--nproc-per-node=1", "--no-python",
-		"sh", "-c", ATTEMPT_WORKER, NULL };
-
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	setenv("D", dir, 1);
-	script.count_rounds = 1;
-	script.after[0] = F_RESTART_ROUND;
-	ck_assert_int_eq(run_agent(args, NULL), CGRUN_EXIT_OK);
-	ck_assert_int_eq(calls.rounds, 2);
-	ck_assert_msg(attempt_started(dir, 1), "round 1's workers never ran");
-	ck_assert_int_eq(calls.stopped, 0);
-	ck_assert_int_eq(calls.failed, 0);
-	ck_assert_int_eq(calls.done, 1);
-	rm_dir(dir);
+	round_during(F_RESTART_ROUND, "--nproc-per-node=1");
 }
 END_TEST
 
