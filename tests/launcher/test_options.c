@@ -233,6 +233,13 @@ START_TEST(bad_values)
 		{ "--role=", "--role" }, { "--standalone=1", "takes no value" },
 		{ "--json", "--json needs --dry-run" },
 		{ "--logs-specs=mine", "--logs-specs: no logs specs \"mine\"" },
+		{ "--event-log=fd:x", "--event-log: expected a file or fd:N" },
+		{ "--event-log=", "--event-log" },
+		{ "--event-log-handler=bogus", "--event-log-handler" },
+		{ "--metrics-file=", "--metrics-file" },
+		{ "--metrics-port=70000", "--metrics-port" },
+		{ "--metrics-port=::1:80", "--metrics-port" },
+		{ "--metrics-port=host:", "--metrics-port" },
 	};
 	size_t i;
 
@@ -347,6 +354,66 @@ START_TEST(templates)
 }
 END_TEST
 
+/* Whether tok is a fixed value (a lower-case word) or a range "0-3". */
+static int
+literal(const char *tok, size_t n, int *lo, int *hi)
+{
+	size_t i;
+
+	*lo = *hi = -1;
+	if (n >= 3 && sscanf(tok, "%d-%d", lo, hi) == 2 && *lo <= *hi)
+		return 1;
+	if (n == 0 || tok[0] < 'a' || tok[0] > 'z')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((tok[i] >= 'a' && tok[i] <= 'z') || (tok[i] >= '0' &&
+		    tok[i] <= '9') || tok[i] == '-' || tok[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/*
+ * bash completion offers an option's fixed values from its metavariable
+ * in --help (completion/cgrun.bash): every one of them, in both
+ * spellings of the option, is a value the parser accepts.
+ */
+START_TEST(metavar_values)
+{
+	const char *name, *meta, *p, *end;
+	char opt[160], under[160], val[64];
+	int lo, hi, v, n = 0;
+	size_t i, k;
+	char sh;
+
+	for (i = 0; options_row(i, &name, &sh, &meta) == 0; i++) {
+		for (p = meta; p != NULL && *p != '\0'; p = *end ? end + 1 : end) {
+			end = p + strcspn(p, "|");
+			if (!literal(p, (size_t)(end - p), &lo, &hi))
+				continue;
+			for (v = lo; v <= hi; v++) {
+				if (lo >= 0)
+					snprintf(val, sizeof(val), "%d", v);
+				else
+					snprintf(val, sizeof(val), "%.*s",
+					    (int)(end - p), p);
+				snprintf(opt, sizeof(opt), "--%s=%s", name, val);
+				snprintf(under, sizeof(under), "%s", opt);
+				for (k = 2; under[k] != '=' && under[k]; k++)
+					under[k] = under[k] == '-' ? '_' :
+					    under[k];
+				ck_assert_msg(P(opt, "t.py") == OPTIONS_OK,
+				    "%s offered but refused: %s", opt, err);
+				ck_assert_msg(P(under, "t.py") == OPTIONS_OK,
+				    "%s offered but refused: %s", under, err);
+				n++;
+			}
+		}
+	}
+	ck_assert_int_ge(n, 30);	/* the table has that many fixed values */
+}
+END_TEST
+
+/* The suite. */
 Suite *
 test_suite(void)
 {
@@ -366,6 +433,7 @@ test_suite(void)
 	tcase_add_test(tc, std_maps_and_filter);
 	tcase_add_test(tc, signals);
 	tcase_add_test(tc, templates);
+	tcase_add_test(tc, metavar_values);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,8 +18,9 @@
 # spends exactly one restart, no count repeats or goes back), in 4 node
 # 3's old worker is stopped and the new round runs on both; each job ends
 # with exit 0 once its workers are told to finish.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 export OUT="$T/out"
 mkdir -p "$OUT"
 
@@ -65,12 +66,12 @@ starts() {
 
 # wait_starts ID N: until ranks 0 and 1 each started N times (30 s).
 wait_starts() {
-	i=0
-	while [ "$(cat "$OUT/$1/starts.0" 2>/dev/null | wc -l)" -lt "$2" ] ||
-	    [ "$(cat "$OUT/$1/starts.1" 2>/dev/null | wc -l)" -lt "$2" ]; do
-		[ $i -ge 300 ] && { echo "FAIL: $1: not $2 starts of each rank within 30 s (rank 0: $(starts "$1" 0), rank 1: $(starts "$1" 1))"; stuck_report; exit 1; }
-		sleep 0.1; i=$((i + 1))
-	done
+	ws_id=$1 ws_n=$2
+	poll_for 30 started || { stuck_report; fail "$1: not $2 starts of each rank within 30 s (rank 0: $(starts "$1" 0), rank 1: $(starts "$1" 1))"; }
+}
+started() {
+	[ "$(cat "$OUT/$ws_id/starts.0" 2>/dev/null | wc -l)" -ge "$ws_n" ] &&
+	    [ "$(cat "$OUT/$ws_id/starts.1" 2>/dev/null | wc -l)" -ge "$ws_n" ]
 }
 
 # finish ID A B WANT: the workers told to end, both agents exit 0, and
@@ -81,19 +82,17 @@ finish() {
 	expect_exit "$3" 30 0
 	for r in 0 1; do
 		[ "$(starts "$1" $r)" = "$4" ] ||
-			{ echo "FAIL: $1: rank $r started with restart counts '$(starts "$1" $r)', want '$4'"; tail -n 20 "$T/$2.log" "$T/$3.log"; exit 1; }
+			{ tail -n 20 "$T/$2.log" "$T/$3.log"; fail "$1: rank $r started with restart counts '$(starts "$1" $r)', want '$4' (the logs above)"; }
 	done
 }
 
 # zombie ID RANK: until the rank's worker has exited (its agent stopped,
 # it stays a zombie), 10 s.
 zombie() {
-	p=$(cat "$OUT/$1/pid.$2") i=0
-	while [ "$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null)" != Z ]; do
-		[ $i -ge 100 ] && { echo "FAIL: $1: rank $2's worker $p did not exit"; exit 1; }
-		sleep 0.1; i=$((i + 1))
-	done
+	zb_pid=$(cat "$OUT/$1/pid.$2")
+	wait_for 10 "$1: rank $2's worker $zb_pid to exit" is_zombie
 }
+is_zombie() { [ "$(awk '{ print $3 }' "/proc/$zb_pid/stat" 2>/dev/null)" = Z ]; }
 
 # term_rdzvd: SIGTERM the daemon (a graceful restart) and wait for it.
 term_rdzvd() {
@@ -151,7 +150,7 @@ echo "ok: 3. daemon restart while node 2 stopped for a restart: both ran count 0
 
 # 4. No daemon: node 2 hosts the rendezvous, dies, and is started again.
 term_rdzvd
-RDZVD_PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+RDZVD_PORT=$(free_port)
 mkdir -p "$OUT/ov4"
 agent a4 127.0.0.2 -v --nnodes=2 --nproc-per-node=1 --max-restarts=3 \
 	--rdzv-id=ov4 --rdzv-conf="$FAST_CONF" --no-python "$T/w.sh"
@@ -165,6 +164,6 @@ wait "$(agent_pid a4)" 2>/dev/null
 agent a4b 127.0.0.2 -v --nnodes=2 --nproc-per-node=1 --max-restarts=3 \
 	--rdzv-id=ov4 --rdzv-conf="$FAST_CONF" --no-python "$T/w.sh"
 wait_starts ov4 2
-kill -0 "$old" 2>/dev/null && { echo "FAIL: 4. node 3's worker $old of the old round still runs"; stuck_report; exit 1; }
+alive "$old" && { stuck_report; fail "4. node 3's worker $old of the old round still runs"; }
 finish ov4 a4b b4 "0 0 "
 echo "ok: 4. the hosting agent restarted: node 3's old worker stopped, the new round ran on both"
