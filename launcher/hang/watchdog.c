@@ -23,10 +23,14 @@
 #include "log.h"
 #include "watchdog.h"
 
-enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER };
+enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER,
+	SRC__COUNT };
 
 static const char *const src_names[] = { "none", "heartbeat", "output",
 	"filetimer" };
+
+_Static_assert(sizeof(src_names) / sizeof(src_names[0]) == SRC__COUNT,
+    "src_names does not match enum wd_src");
 
 struct wd_rank {
 	struct watchdog	*wd;

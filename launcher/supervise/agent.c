@@ -92,12 +92,13 @@ static const char *const state_names[] = { "rendezvous", "running",
 	"stopping-backend-failure", "stopping-round", "done", "diagnosing",
 	"exit" };
 static const char *const event_names[] = { "round", "failed", "succeeded",
-	"gone", "signal", "kill", "forward", "grace", "kill-wait", "restart",
-	"fail", "finished", "hung", "stacks" };
+	"failed-all-gone", "signal", "sigint-again", "forward", "grace",
+	"kill-wait", "restart", "fail", "finished", "hung", "stacks" };
+
 _Static_assert(sizeof(state_names) / sizeof(state_names[0]) == S_NSTATES,
-    "a name for every agent state");
+    "state_names does not match enum agent_state");
 _Static_assert(sizeof(event_names) / sizeof(event_names[0]) == E_NEVENTS,
-    "a name for every agent event");
+    "event_names does not match enum agent_ev");
 
 typedef void (*agent_action)(struct agent *);
 
@@ -121,7 +122,8 @@ agent_exit(struct agent *a, int status)
 	agent_enter(a, S_EXIT);
 }
 
-/* Next loop turn: dispatch E_SUCCEEDED/E_GONE if every worker is gone. */
+/* Next loop turn: dispatch E_SUCCEEDED or E_FAILED_ALL_GONE if every
+ * worker is gone. */
 static void
 agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -137,7 +139,7 @@ agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 	if (a->state != S_DIAGNOSE)	/* its stop and root cause come first */
 		observe_attempt_end(a->ob, f, n, n == 0 &&
 		    a->state == S_RUNNING);
-	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
+	agent_event(a, n == 0 ? E_SUCCEEDED : E_FAILED_ALL_GONE);
 }
 
 /* attempt's on_all_gone: react on the next loop turn. */
@@ -531,9 +533,9 @@ struct agent_cell {
 	[E_ROUND] = DO(act_spawn),					\
 	[E_FAILED] = IGNORE("no workers running"),			\
 	[E_SUCCEEDED] = IGNORE("workers already gone"),			\
-	[E_GONE] = IGNORE("workers already gone"),			\
+	[E_FAILED_ALL_GONE] = IGNORE("workers already gone"),		\
 	[E_SIGSTOP] = DO(act_exit_signal),				\
-	[E_SIGKILL] = DO(act_exit_signal),				\
+	[E_SIGINT_AGAIN] = DO(act_exit_signal),				\
 	[E_SIGFWD] = IGNORE("no workers running"),			\
 	[E_GRACE] = IGNORE("not stopping"),				\
 	[E_KILLWAIT] = IGNORE("not stopping"),				\
@@ -551,9 +553,9 @@ struct agent_cell {
 	[E_ROUND] = round,						\
 	[E_FAILED] = IGNORE("already stopping"),			\
 	[E_SUCCEEDED] = DO(gone),					\
-	[E_GONE] = DO(gone),						\
+	[E_FAILED_ALL_GONE] = DO(gone),					\
 	[E_SIGSTOP] = DO(act_stop_signal),				\
-	[E_SIGKILL] = DO(act_kill),					\
+	[E_SIGINT_AGAIN] = DO(act_kill),				\
 	[E_SIGFWD] = IGNORE("workers are being stopped"),		\
 	[E_GRACE] = DO(act_kill),					\
 	[E_KILLWAIT] = DO(act_abandon),					\
@@ -575,9 +577,9 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 		[E_ROUND] = DO(act_stop_round),
 		[E_FAILED] = DO(act_stop_failure),
 		[E_SUCCEEDED] = DO(act_done),
-		[E_GONE] = DO(act_stop_failure),
+		[E_FAILED_ALL_GONE] = DO(act_stop_failure),
 		[E_SIGSTOP] = DO(act_stop_signal),
-		[E_SIGKILL] = DO(act_stop_kill),
+		[E_SIGINT_AGAIN] = DO(act_stop_kill),
 		[E_SIGFWD] = DO(act_forward),
 		[E_GRACE] = IGNORE("not stopping"),
 		[E_KILLWAIT] = IGNORE("not stopping"),
@@ -606,9 +608,9 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 		[E_ROUND] = DO(act_round_after_stacks),
 		[E_FAILED] = IGNORE("taking the stacks (SIGABRT ends ranks)"),
 		[E_SUCCEEDED] = IGNORE("taking the stacks first"),
-		[E_GONE] = IGNORE("taking the stacks first"),
+		[E_FAILED_ALL_GONE] = IGNORE("taking the stacks first"),
 		[E_SIGSTOP] = DO(act_diag_signal),
-		[E_SIGKILL] = DO(act_diag_kill),
+		[E_SIGINT_AGAIN] = DO(act_diag_kill),
 		[E_SIGFWD] = DO(act_forward),
 		[E_GRACE] = IGNORE("not stopping"),
 		[E_KILLWAIT] = IGNORE("not stopping"),
@@ -672,7 +674,7 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (sig == SIGINT && a->nsigint++ > 0) {
-		agent_event(a, E_SIGKILL);
+		agent_event(a, E_SIGINT_AGAIN);
 		return;
 	}
 	if (a->stop_sig == 0)

@@ -47,6 +47,9 @@ struct worker {
 static const char *const worker_state_names[] = { "new", "running",
 	"exited", "gone", "abandoned" };
 
+_Static_assert(sizeof(worker_state_names) / sizeof(worker_state_names[0]) ==
+    WORKER__STATES, "worker_state_names does not match enum worker_state");
+
 /* The name of a state, for logs. */
 const char *
 worker_state_name(enum worker_state s)

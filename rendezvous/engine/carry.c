@@ -97,24 +97,24 @@ carry_join(struct job *j, struct node *n, struct carry *k)
 }
 
 /*
- * The event a known node's carried report stands for, or EV__COUNT when
+ * The event a known node's carried report stands for, or NODE__EVENTS when
  * it is about another round or says nothing new: FAILED or STOPPED from
  * a node the job waits on to stop; FAILED or DONE from a member of the
  * running round, if it is that round's.
  */
-static enum ev
+static enum node_event
 carry_report(const struct job *j, const struct node *n, const struct carry *k)
 {
 	int failed = k->workers == RDZV_WORKERS_FAILED;
 
 	if (n->state == RDZV_N_STOPPING && j->state == RDZV_J_JOINING)
 		return failed || k->workers == RDZV_WORKERS_STOPPED ?
-		    EV_STOPPED : EV__COUNT;
+		    NODE_STOPPED : NODE__EVENTS;
 	if (n->state != RDZV_N_ACTIVE || j->state != RDZV_J_RUNNING ||
 	    k->round != j->round)
-		return EV__COUNT;
-	return failed ? EV_FAILED : k->workers == RDZV_WORKERS_DONE ?
-	    EV_DONE : EV__COUNT;
+		return NODE__EVENTS;
+	return failed ? NODE_FAILED : k->workers == RDZV_WORKERS_DONE ?
+	    NODE_DONE : NODE__EVENTS;
 }
 
 /*
@@ -126,9 +126,9 @@ carry_report(const struct job *j, const struct node *n, const struct carry *k)
 int
 carry_resumed(struct job *j, struct node *n, struct carry *k)
 {
-	enum ev e = carry_report(j, n, k);
+	enum node_event e = carry_report(j, n, k);
 
-	if (e == EV__COUNT) {
+	if (e == NODE__EVENTS) {
 		log_debug("rdzv job=%s node=%s:%u resumed with workers=%s of "
 		    "round %u: nothing to act on in %s round %u", j->run_id,
 		    n->host, n->pid, workers_names[k->workers], k->round,
@@ -136,10 +136,10 @@ carry_resumed(struct job *j, struct node *n, struct carry *k)
 		free(k);
 		return 0;
 	}
-	if (e == EV_FAILED)
+	if (e == NODE_FAILED)
 		snprintf(n->failed_why, sizeof(n->failed_why), "%s", k->text);
 	free(k);
-	job_dispatch(j, e, n);
+	job_dispatch_node(n, e);
 	return 1;
 }
 
