@@ -7,10 +7,11 @@
 # (test_decide).  The scenario of a member whose connection is down is
 # c10d's only: etcd keeps a node until its lease expires, it has no
 # connections to weigh (the tool says "n/a" for it).
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/etcd/lib.sh"
 tool=$BUILD_DIR/tests/rdzv/tool_scenarios
-[ -x "$tool" ] || { echo "FAIL: $tool is not built (make tests)"; exit 1; }
+[ -x "$tool" ] || fail "$tool is not built (make tests)"
 etcd_up 3
 timeout 300 "$tool" etcd-v3 "$ETCD_ENDPOINTS" 2>"$T/log"
 rc=$?

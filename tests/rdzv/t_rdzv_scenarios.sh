@@ -10,10 +10,10 @@
 # (tests/rdzv/tool_scenarios.c).  The same table runs against the round
 # rule itself (test_decide) and the etcd-v3 backend (t_etcd_scenarios.sh):
 # each node must be told the same things on each.
-tool=${CGRUN_BUILD:?CGRUN_BUILD not set}/tests/rdzv/tool_scenarios
-[ -x "$tool" ] || { echo "FAIL: $tool is not built (make tests)"; exit 1; }
-log=$(mktemp "${TMPDIR:-/tmp}/cgrun-scenarios.XXXXXX")
-trap 'rm -f "$log"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+tool=$BUILD_DIR/tests/rdzv/tool_scenarios
+[ -x "$tool" ] || fail "$tool is not built (make tests)"
+log=$T/log
 timeout 300 "$tool" c10d 2>"$log"
 rc=$?
 if [ $rc -ne 0 ]; then
