@@ -278,13 +278,13 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 		c10d_round(c, m);
 		break;
 	case RDZV_OP_RESTART:
-		c->carrying = 0;	/* a report held is answered here */
+		/* a report held after RESUME is answered here */
+		c->carrying = c->unsent = 0;
 		if (c->state == C_STOPPING)	/* again, after resuming */
 			break;
 		if (c->state == C_FAILED || c->state == C_JOINING) {
 			/* our own failure started this round, or our STOPPED
 			 * was lost with a connection: already stopped */
-			c->unsent = 0;
 			c10d_say(c, RDZV_OP_STOPPED);
 			c10d_enter(c, C_JOINING);
 			break;
