@@ -449,6 +449,16 @@ watchdog_timer_file(const struct watchdog *wd)
 	return wd != NULL && wd->ft != NULL ? filetimer_path(wd->ft) : NULL;
 }
 
+/* What local rank lr gets from the hang room (nothing without a watchdog). */
+void
+watchdog_rank_env(const struct watchdog *wd, int lr,
+    struct watchdog_rank_env *e)
+{
+	e->heartbeat_fd = watchdog_child_fd(wd, lr);
+	e->timer_file = watchdog_timer_file(wd);
+	e->python_stacks = wd != NULL;
+}
+
 /* lr runs as pid: start its clock (the first timeout), close its end. */
 void
 watchdog_started(struct watchdog *wd, int lr, pid_t pid)

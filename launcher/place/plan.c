@@ -3,8 +3,8 @@
  * robin over the visible GPUs: rank r uses cuda:(r % ngpus), the same as
  * the common LOCAL_RANK % device_count() idiom) and its CPUs and memory
  * nodes (plan_cpus.c); the child applies it before exec (plan_apply.c);
- * workers learn it from CGRUN_* variables (plan_env here); --dry-run and
- * -v show it (plan_print.c).
+ * what a rank learns of it is described here (plan_rank_env) and named
+ * CGRUN_* by worker_env.c; --dry-run and -v show it (plan_print.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -331,14 +331,6 @@ plan_gpu(const struct plan *p, int r)
 	return r >= 0 && r < p->nproc ? p->r[r].gpu : -1;
 }
 
-/* Rank r's GPU as a CUDA_VISIBLE_DEVICES entry, or NULL. */
-const char *
-plan_gpu_token(const struct plan *p, int r)
-{
-	return r >= 0 && r < p->nproc && p->r[r].gpu >= 0 ? p->r[r].token :
-	    NULL;
-}
-
 /*
  * Whether bound ranks get a memory policy: by default only where there is
  * a choice (several NUMA nodes); always when --mem-bind was given.
@@ -361,41 +353,34 @@ plan_list(hwloc_const_bitmap_t b, char *buf, size_t len)
 	return buf;
 }
 
-/* Call cb for each CGRUN_* variable of rank r. */
+/*
+ * What rank r's placement tells the rank: its binding, GPU and cpus as
+ * data, for worker_env.c, which names the variables.  0, or -1 (errno
+ * EINVAL) for a rank outside the plan.
+ */
 int
-plan_env(const struct plan *p, int r,
-    int (*cb)(void *, const char *, const char *), void *arg)
+plan_rank_env(const struct plan *p, int r, struct plan_rank_env *e)
 {
 	const struct rank_plan *rp;
-	char buf[4096], num[16];
-	int rc;
 
-	if (r < 0 || r >= p->nproc)
+	if (r < 0 || r >= p->nproc) {
+		errno = EINVAL;
 		return -1;
+	}
 	rp = &p->r[r];
-#define PLAN_SET(name, value) do {					\
-	if ((rc = cb(arg, (name), (value))) != 0)			\
-		return rc;						\
-} while (0)
-	PLAN_SET("CGRUN_CPU_BIND", plan_modes[p->mode].name);
-	PLAN_SET("CGRUN_MEM_BIND", plan_binds_memory(p) ? plan_mem_names[p->mem] :
-	    "none");
+	memset(e, 0, sizeof(*e));
+	e->cpu_bind = plan_modes[p->mode].name;
+	e->mem_bind = plan_binds_memory(p) ? plan_mem_names[p->mem] : "none";
+	e->gpu = rp->gpu;
 	if (rp->gpu >= 0) {
-		snprintf(num, sizeof(num), "%d", rp->gpu);
-		PLAN_SET("CGRUN_GPU", num);
-		PLAN_SET("CGRUN_GPU_BUS_ID", rp->busid);
-		if (rp->uuid[0] != '\0')
-			PLAN_SET("CGRUN_GPU_UUID", rp->uuid);
-		PLAN_SET("CGRUN_LOCAL_DEVICE", p->own ? "0" : num);
-		if (p->own)
-			PLAN_SET("CUDA_VISIBLE_DEVICES", rp->token);
+		e->gpu_busid = rp->busid;
+		e->gpu_uuid = rp->uuid[0] != '\0' ? rp->uuid : NULL;
+		e->local_device = p->own ? 0 : rp->gpu;
+		e->visible = p->own ? rp->token : NULL;
 	}
 	if (!hwloc_bitmap_iszero(rp->nodeset))
-		PLAN_SET("CGRUN_NUMA_NODE", plan_list(rp->nodeset, buf,
-		    sizeof(buf)));
+		plan_list(rp->nodeset, e->numa, sizeof(e->numa));
 	if (rp->cpuset != NULL)
-		PLAN_SET("CGRUN_CPUSET", plan_list(rp->cpuset, buf,
-		    sizeof(buf)));
-#undef PLAN_SET
+		plan_list(rp->cpuset, e->cpus, sizeof(e->cpus));
 	return 0;
 }

@@ -31,7 +31,8 @@
  *                 its guard, or the subreaper's descendants): stopped
  *                 when an attempt's workers are gone (agent_kick_cb),
  *                 before the next attempt (act_spawn), at the job's end.
- *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
+ *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (every variable;
+ *                 the plan and the hang room pass theirs in as data).
  *   report.c      the failure report and the exit status it implies.
  *   stacks.c      a hang's diagnosis: every rank's stacks (stackprobe.c:
  *                 fault handler, py-spy, gdb, eu-stack, /proc), parsed

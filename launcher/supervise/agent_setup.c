@@ -29,6 +29,7 @@
 #include "store.h"
 #include "tty.h"
 #include "watchdog.h"
+#include "worker_env.h"
 
 /*
  * Where the job store listens and what workers are told: standalone binds
@@ -129,6 +130,7 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 	*status = CGRUN_EXIT_USAGE;
 	if (agent_open_watchdog(a, err, errlen) == -1)
 		goto fail;
+	worker_env_explain(nproc, a->wd != NULL);
 	*status = CGRUN_EXIT_RDZV;
 	if (agent_open_store(a, err, errlen) == -1)
 		goto fail;
