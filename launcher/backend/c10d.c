@@ -45,6 +45,7 @@
 #include "endpoint.h"
 #include "exitcodes.h"
 #include "log.h"
+#include "monotime.h"
 #include "options.h"
 #include "rdzv_proto.h"
 #include "store.h"
@@ -115,7 +116,7 @@ c10d_linger_cb(evutil_socket_t fd, short what, void *arg)
 	struct timeval tv = { 0, 20000 };
 
 	if (c10d_host_njobs(c->hosted) == 0 ||
-	    c10d_passed(&c->linger_deadline)) {
+	    monotime_passed(&c->linger_deadline)) {
 		c10d_end(c);
 		return;
 	}
@@ -135,7 +136,7 @@ c10d_over(struct c10d *c, int status, const char *why)
 	c10d_link(c, L_DOWN);
 	evtimer_del(c->keepalive);
 	c10d_enter(c, C_OVER);
-	c->linger_deadline = c10d_after(c->conf.close_ms);
+	c->linger_deadline = monotime_after(c->conf.close_ms);
 	event_active(c->linger, EV_TIMEOUT, 0);	/* never inside an op */
 }
 
@@ -551,7 +552,7 @@ c10d_start(struct backend *b, char *err, size_t errlen)
 	 * a join that cannot even connect cannot take longer than a join */
 	c->connect_ms = c->conf.read_ms < c->conf.join_ms ? c->conf.read_ms :
 	    c->conf.join_ms;
-	c->connect_deadline = c10d_after(c->connect_ms);
+	c->connect_deadline = monotime_after(c->connect_ms);
 	c10d_connect(c);
 	return 0;
 }

@@ -21,6 +21,7 @@
 
 #include "filetimer.h"
 #include "log.h"
+#include "monotime.h"
 #include "watchdog.h"
 
 enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER };
@@ -53,16 +54,6 @@ struct watchdog {
 	int			 fired;	/* on_hung called this attempt */
 };
 
-/* Monotonic seconds. */
-static double
-wd_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The timeout that applies to a rank now. */
 static double
 wd_limit(const struct watchdog *wd, const struct wd_rank *r)
@@ -83,7 +74,7 @@ wd_progress(struct wd_rank *r, enum wd_src src)
 {
 	int first = !r->seen;
 
-	r->since = wd_now();
+	r->since = monotime_s();
 	r->seen = 1;
 	r->src = src;
 	if (first)
@@ -106,7 +97,7 @@ static void
 wd_arm(struct watchdog *wd)
 {
 	struct timeval tv;
-	double min = INFINITY, now = wd_now(), d;
+	double min = INFINITY, now = monotime_s(), d;
 	int i;
 
 	if (wd->c.hang_timeout <= 0 || wd->fired)
@@ -135,7 +126,7 @@ wd_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct watchdog *wd = arg;
 	struct watchdog_hang h;
-	double now = wd_now(), over, worst = 0;
+	double now = monotime_s(), over, worst = 0;
 	struct wd_rank *r, *hung = NULL;
 	int i;
 
@@ -475,7 +466,7 @@ watchdog_started(struct watchdog *wd, int lr, pid_t pid)
 	r->active = 1;
 	r->seen = 0;
 	r->src = SRC_NONE;
-	r->since = wd_now();
+	r->since = monotime_s();
 	wd_arm(wd);
 }
 

@@ -20,6 +20,7 @@
 #include "etcd_round.h"
 #include "etcd_sync.h"
 #include "log.h"
+#include "monotime.h"
 
 struct etcd_sync {
 	struct event_base *base;
@@ -55,17 +56,6 @@ struct etcd_sync {
 };
 
 static void sync_read(struct etcd_sync *);
-
-/* Milliseconds since a monotonic time. */
-static int64_t
-ms_since(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)(now.tv_sec - t->tv_sec) * 1000 +
-	    (now.tv_nsec - t->tv_nsec) / 1000000;
-}
 
 /* This node is gone for the cluster: say it once. */
 static void
@@ -146,7 +136,7 @@ sync_watch_ended(struct etcd_sync *s, const struct etcd_reply *r,
 		log_info("etcd watch on %s: revision compacted away (now %"
 		    PRId64 "); reading again", s->prefix, r->compact_revision);
 	else {
-		soon = ms_since(&s->watch_started) >= ETCD_SYNC_WATCH_MIN_MS;
+		soon = monotime_since_ms(&s->watch_started) >= ETCD_SYNC_WATCH_MIN_MS;
 		log_info("etcd watch on %s ended: %s; %s", s->prefix, r ?
 		    (r->code ? r->message : "canceled") : why, soon ?
 		    "reading again" : "watching again with the next read");
@@ -182,7 +172,7 @@ sync_watch(struct etcd_sync *s)
 		return;
 	s->need_watch = 0;
 	s->watch_mod = s->snap_mod;
-	clock_gettime(CLOCK_MONOTONIC, &s->watch_started);
+	s->watch_started = monotime_ts();
 	snprintf(s->watch_on, sizeof(s->watch_on), "%s",
 	    etcd_http_member(s->h));
 	if (s->watch != NULL)
@@ -313,7 +303,7 @@ sync_ka_check(struct etcd_sync *s)
 {
 	char msg[sizeof(s->ka_why) + 160];
 
-	if (ms_since(&s->last_ok) <= (int64_t)s->ttl_s * 1000)
+	if (monotime_since_ms(&s->last_ok) <= (int64_t)s->ttl_s * 1000)
 		return;
 	snprintf(msg, sizeof(msg), "lost the etcd cluster: no keep-alive "
 	    "answered for %u s (keep_alive_interval x keep_alive_max_attempt)"
@@ -329,7 +319,7 @@ sync_ka_cb(void *arg, const struct etcd_reply *r, const char *why)
 	char msg[512];
 
 	if (r != NULL && r->code == 0 && r->ttl > 0) {
-		clock_gettime(CLOCK_MONOTONIC, &s->last_ok);
+		s->last_ok = monotime_ts();
 		return;
 	}
 	if (r != NULL && r->code == 0) {
@@ -377,7 +367,7 @@ sync_grant_cb(void *arg, const struct etcd_reply *r, const char *why)
 	if (r != NULL && r->code == 0 && r->lease_id != 0) {
 		evtimer_del(s->grant_deadline);
 		s->lease = r->lease_id;
-		clock_gettime(CLOCK_MONOTONIC, &s->last_ok);
+		s->last_ok = monotime_ts();
 		log_info("etcd: lease %" PRIx64 " ttl=%" PRId64 "s via %s",
 		    (uint64_t)s->lease, r->ttl, etcd_http_member(s->h));
 		event_add(s->tick, &tv);
