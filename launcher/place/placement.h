@@ -1,8 +1,9 @@
 /*
  * placement.h: where each local rank runs; what the rest of the launcher
  * includes from launcher/place/.  The room: topology.c loads the hardware
- * topology; gpu.c discovers the GPUs (NVML through nvml_dl.c, else hwloc's
- * PCI devices; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER honoured);
+ * topology; gpu_scan.c finds the GPUs (sysfs or hwloc's PCI devices,
+ * NVML through nvml_dl.c where only it can answer) and gpu_visible.c
+ * numbers them as CUDA does (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES);
  * discovery.c keeps both from --nproc-per-node to the plan; placement.c
  * resolves --nproc-per-node; plan.c (plan.h) builds the per-rank plan: the
  * rank's GPU and PCI bus id, its cpuset (plan_cpus.c), its NUMA node(s),

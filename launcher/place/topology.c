@@ -21,8 +21,9 @@
  * Whether the topology needs I/O objects: only a topology that is not this
  * machine's live one (HWLOC_XMLFILE fixtures and the like, or hwloc's
  * components chosen by the user).  On the machine itself, GPUs, their bus
- * ids and the CPUs near them come from sysfs (gpu.c), the files hwloc's
- * PCI discovery reads too, in a few reads instead of its 10 ms or more.
+ * ids and the CPUs near them come from sysfs (gpu_scan.c), the files
+ * hwloc's PCI discovery reads too, in a few reads instead of its 10 ms or
+ * more.
  */
 static int
 topology_need_io(void)
