@@ -292,8 +292,8 @@ wd_ft_expired_cb(void *arg, int lr, pid_t pid, int sig, const char *scope,
 	h.idle = waited;
 	h.timeout = timeout;
 	h.source = src_names[SRC_FILETIMER];
-	h.pid = pid;
-	h.sig = sig;
+	h.kill_pid = pid;
+	h.kill_sig = sig;
 	snprintf(h.section, sizeof(h.section), "%s", scope);
 	snprintf(h.why, sizeof(h.why), "hung: FileTimer %.120s expired "
 	    "after %.0f s", scope, timeout);

@@ -41,8 +41,15 @@ struct watchdog_hang {
 	int	 lr;			/* local rank */
 	double	 idle, timeout;		/* seconds */
 	const char *source;		/* heartbeat, output or filetimer */
-	pid_t	 pid;			/* filetimer: the requester, else 0 */
-	int	 sig;			/* filetimer: its signal, else 0 */
+	/*
+	 * The hang room's own stop of the hung rank, decided where the hang
+	 * was seen (filetimer.c, as torch's FileTimerServer: the signal the
+	 * expired request named, to the process that sent it, the rank's or
+	 * one in its group), for the agent to send before it stops every
+	 * worker; 0: none (the progress watchdog).
+	 */
+	pid_t	 kill_pid;
+	int	 kill_sig;
 	char	 section[WATCHDOG_SECTION_MAX + 1];	/* last heartbeat's */
 	char	 why[192];		/* "hung: no progress for 10 s" */
 };

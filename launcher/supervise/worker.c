@@ -408,6 +408,23 @@ worker_signal_main(const struct worker *w, int sig)
 		log_warn("kill pid=%d sig=%d", (int)w->pid, sig);
 }
 
+/*
+ * kill one process of the worker: its main one while not reaped, or one
+ * in its process group (a group id is not reused while the group has a
+ * member).  Any other pid may be someone else's by now.  0, or -1 with
+ * errno (ESRCH: no such process in the worker).
+ */
+int
+worker_signal_member(const struct worker *w, pid_t pid, int sig)
+{
+	if (w->pid <= 0 || pid <= 0 ||
+	    !((pid == w->pid && worker_unreaped(w)) || getpgid(pid) == w->pid)) {
+		errno = ESRCH;
+		return -1;
+	}
+	return kill(pid, sig);
+}
+
 /* Tap the worker's stderr lines (output_tap); -1 when it has no pipe. */
 int
 worker_tap(struct worker *w, void (*fn)(void *, const char *, size_t),
