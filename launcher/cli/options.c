@@ -61,8 +61,9 @@ static const struct opt_def opt_table[] = {
 	  "number of nodes, or the range MIN:MAX (default 1:1)" },
 	{ "nproc-per-node", 0, K_STR, O_PET, F(nproc_per_node), "N|cpu|gpu|auto",
 	  "workers per node (default 1)" },
-	{ "rdzv-backend", 0, K_STR, O_PET, F(rdzv_backend), "NAME",
-	  "rendezvous backend: static (default) or c10d" },
+	{ "rdzv-backend", 0, K_STR, O_PET, F(rdzv_backend),
+	  "static|c10d|etcd-v3", "rendezvous backend (default static; "
+	  "etcd and etcd-v2 also mean etcd-v3)" },
 	{ "rdzv-endpoint", 0, K_STR, O_PET, F(rdzv_endpoint), "HOST[:PORT]",
 	  "rendezvous endpoint" },
 	{ "rdzv-id", 0, K_STR, O_PET, F(rdzv_id), "ID",
@@ -74,7 +75,8 @@ static const struct opt_def opt_table[] = {
 	{ "max-restarts", 0, K_INT, O_PET, F(max_restarts), "N",
 	  "restarts of the worker group after failures (default 0)" },
 	{ "monitor-interval", 0, K_DOUBLE, O_PET, F(monitor_interval), "SECONDS",
-	  "accepted for compatibility; cgrun sees exits at once" },
+	  "accepted (if positive) for compatibility; cgrun sees exits at "
+	  "once" },
 	{ "start-method", 0, K_STR, O_PET, F(start_method), "spawn|fork|forkserver",
 	  "accepted for compatibility (scripts are always executed)" },
 	{ "event-log-handler", 0, K_STR, O_PET, F(event_log_handler), "NAME",
@@ -114,15 +116,18 @@ static const struct opt_def opt_table[] = {
 	{ "numa-binding", 0, K_STR, O_TORCHRUN, F(numa_binding),
 	  "node|socket|exclusive|core-complex", "bind each rank near its GPU" },
 	{ "signals-to-handle", 0, K_STR, O_PET, F(signals_to_handle), "SIG,...",
-	  "signals forwarded to the workers" },
+	  "signals forwarded to the workers (default SIGTERM,SIGINT,SIGHUP,"
+	  "SIGQUIT,SIGUSR1,SIGUSR2)" },
 	{ "signal-group", 0, K_FLAG, O_CGRUN, F(signal_group), NULL,
 	  "USR1/USR2 go to each worker's process group, not its main process" },
 	{ "shutdown-timeout", 0, K_DOUBLE, O_PET, F(shutdown_timeout), "SECONDS",
-	  "grace between TERM and KILL when stopping workers (default 30)" },
+	  "grace between TERM and KILL when stopping workers (default "
+	  "$TORCH_ELASTIC_SHUTDOWN_TIMEOUT, else 30)" },
 	{ "hang-timeout", 0, K_DURATION, O_CGRUN, F(hang_timeout), "DURATION",
 	  "a rank without progress this long is hung (10, 90s, 30m, 1h)" },
 	{ "hang-first-timeout", 0, K_DURATION, O_CGRUN, F(hang_first_timeout),
-	  "DURATION", "before a rank's first progress (default 10m)" },
+	  "DURATION", "before a rank's first progress (default: the larger of "
+	  "10m and --hang-timeout)" },
 	{ "hang-progress", 0, K_STR, O_CGRUN, F(hang_progress), "heartbeat|output",
 	  "output: any line a rank writes is progress too" },
 	{ "exit-barrier-timeout", 0, K_DURATION, O_CGRUN, F(exit_barrier_timeout),
@@ -134,9 +139,10 @@ static const struct opt_def opt_table[] = {
 	{ "tty", 0, K_STR, O_CGRUN, F(tty), "auto|always|never",
 	  "pseudo-terminals for workers, stdin to local rank 0 (default auto)" },
 	{ "cpu-bind", 0, K_STR, O_CGRUN, F(cpu_bind), "none|gpu|numa|cores",
-	  "CPU binding of each rank" },
+	  "CPU binding of each rank (default gpu when every rank has a GPU, "
+	  "else none)" },
 	{ "gpu-visibility", 0, K_STR, O_CGRUN, F(gpu_visibility), "all|own",
-	  "own: CUDA_VISIBLE_DEVICES is the rank's GPU" },
+	  "own: CUDA_VISIBLE_DEVICES is the rank's GPU (default all)" },
 	{ "mem-bind", 0, K_STR, O_CGRUN, F(mem_bind), "preferred|bind|none",
 	  "memory of bound ranks: their NUMA node(s) (default preferred)" },
 	{ "dry-run", 0, K_FLAG, O_CGRUN, F(dry_run), NULL,
@@ -617,6 +623,13 @@ opt_usage_origin(FILE *fp, enum opt_origin origin, const char *heading)
 		    opt_table[i].metavar ? opt_table[i].metavar : "");
 		fprintf(fp, "  %-40s %s\n", left, opt_table[i].help);
 	}
+}
+
+/* The i-th option's name, for tests that hold the help to the table. */
+const char *
+options_name(size_t i)
+{
+	return i < NOPTS ? opt_table[i].name : NULL;
 }
 
 /* The usage text: full, or just a pointer to --help after an error. */

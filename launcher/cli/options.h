@@ -106,6 +106,8 @@ enum options_result options_parse(struct cgrun_options *o, int argc,
 void	options_free(struct cgrun_options *o);
 /* Print the usage summary (every option, one line each). */
 void	options_usage(FILE *fp, int full);
+/* The i-th option of the table (dash spelling, no "--"); NULL after. */
+const char *options_name(size_t i);
 
 /* Whether local rank lr's console output is shown (--local-ranks-filter). */
 int	options_rank_shown(const struct cgrun_options *, int lr);
