@@ -416,7 +416,8 @@ END_TEST
 
 /*
  * An empty agent environment (cgrun started by `env -i`): only the §3.1
- * variables and OMP_NUM_THREADS.  (environ == NULL, as clearenv() leaves it: environ_null.)
+ * variables and OMP_NUM_THREADS.  (environ == NULL, as clearenv() leaves
+ * it: environ_null.)
  */
 START_TEST(empty_agent_environment)
 {

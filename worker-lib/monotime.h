@@ -19,7 +19,8 @@ double	monotime_s(void);
 /* Now plus ms: a deadline. */
 struct timespec monotime_after(uint32_t ms);
 /* a - b in milliseconds (negative when b is later), cut toward zero. */
-int64_t	monotime_diff_ms(const struct timespec *a, const struct timespec *b);
+int64_t	monotime_diff_ms(const struct timespec *a,
+	    const struct timespec *b);
 /* Milliseconds since t (negative: t is ahead). */
 int64_t	monotime_since_ms(const struct timespec *t);
 /* Whether the deadline t has come (to the nanosecond). */

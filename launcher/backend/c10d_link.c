@@ -187,7 +187,8 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (c->state == C_CONNECTING && !monotime_passed(&c->connect_deadline))
 		c10d_connect_warn(c, what);
-	if ((c->state == C_CONNECTING && !monotime_passed(&c->connect_deadline)) ||
+	if ((c->state == C_CONNECTING &&
+	    !monotime_passed(&c->connect_deadline)) ||
 	    (c10d_resuming(c) && !monotime_passed(&c->resume_deadline))) {
 		bufferevent_free(c->bev);
 		c->bev = NULL;

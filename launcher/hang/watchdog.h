@@ -86,7 +86,7 @@ const char *watchdog_timer_file(const struct watchdog *);
  */
 struct watchdog_rank_env {
 	int		 heartbeat_fd;	/* the rank's channel, or -1 */
-	const char	*timer_file;	/* torch's FileTimer FIFO, or NULL */
+	const char	*timer_file;	/* FileTimer FIFO, or NULL */
 	/*
 	 * A hang is diagnosed from every rank's stacks (stacks.h): Python
 	 * ranks should dump every thread on the SIGABRT it sends.

@@ -69,12 +69,12 @@ int	plan_apply_child(const struct plan *, int local_rank);
  * CGRUN_NUMA_NODE, CGRUN_CPUSET).  Strings point into the plan.
  */
 struct plan_rank_env {
-	const char	*cpu_bind;	/* binding mode: "none", "gpu", ... */
-	const char	*mem_bind;	/* memory policy; "none" when unbound */
-	int		 gpu;		/* CUDA ordinal (agent's view), or -1 */
+	const char	*cpu_bind;	/* binding mode: "none", "gpu"... */
+	const char	*mem_bind;	/* memory policy; "none": unbound */
+	int		 gpu;		/* CUDA ordinal (agent's), or -1 */
 	const char	*gpu_busid;	/* with a GPU */
 	const char	*gpu_uuid;	/* with a GPU whose UUID is known */
-	int		 local_device;	/* its cuda:N (0 when it sees only it) */
+	int		 local_device;	/* its cuda:N (0: sees only it) */
 	/*
 	 * With gpu-visibility own (and --virtual-local-rank): the rank's
 	 * whole CUDA_VISIBLE_DEVICES, its GPU as the agent's own
@@ -82,8 +82,8 @@ struct plan_rank_env {
 	 * UUID (NVML), else its CUDA ordinal.  NULL: the agent's list stays.
 	 */
 	const char	*visible;
-	char		 numa[PLAN_LIST_MAX];	/* NUMA node(s), "" unknown */
-	char		 cpus[PLAN_LIST_MAX];	/* bound cpus, "" unbound */
+	char		 numa[PLAN_LIST_MAX];	/* NUMA nodes; "" */
+	char		 cpus[PLAN_LIST_MAX];	/* bound cpus; "" */
 };
 
 /* Describe local_rank's placement into *e: 0, or -1 (EINVAL: no rank). */

@@ -417,8 +417,8 @@ worker_signal_main(const struct worker *w, int sig)
 int
 worker_signal_member(const struct worker *w, pid_t pid, int sig)
 {
-	if (w->pid <= 0 || pid <= 0 ||
-	    !((pid == w->pid && worker_unreaped(w)) || getpgid(pid) == w->pid)) {
+	if (w->pid <= 0 || pid <= 0 || !((pid == w->pid &&
+	    worker_unreaped(w)) || getpgid(pid) == w->pid)) {
 		errno = ESRCH;
 		return -1;
 	}

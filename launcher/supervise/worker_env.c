@@ -260,6 +260,6 @@ worker_env_explain(int nproc, int hang_watchdog)
 		log_info("OMP_NUM_THREADS set to 1 for each worker (%d workers "
 		    "on this node); set it yourself to tune", nproc);
 	if (envv_faulthandler_default(hang_watchdog))
-		log_info("PYTHONFAULTHANDLER set to 1 for each worker: a hang's "
-		    "diagnosis makes Python ranks dump their stacks");
+		log_info("PYTHONFAULTHANDLER set to 1 for each worker: a "
+		    "hang's diagnosis makes Python ranks dump their stacks");
 }

@@ -36,7 +36,7 @@ struct worker_env_in {
 	int				 lr;		/* local rank */
 	const char			*error_file;
 	const struct plan_rank_env	*place;		/* or NULL */
-	const struct watchdog_rank_env	*hang;		/* or NULL */
+	const struct watchdog_rank_env	*hang;	/* or NULL */
 };
 
 /*

@@ -136,7 +136,8 @@ sync_watch_ended(struct etcd_sync *s, const struct etcd_reply *r,
 		log_info("etcd watch on %s: revision compacted away (now %"
 		    PRId64 "); reading again", s->prefix, r->compact_revision);
 	else {
-		soon = monotime_since_ms(&s->watch_started) >= ETCD_SYNC_WATCH_MIN_MS;
+		soon = monotime_since_ms(&s->watch_started) >=
+		    ETCD_SYNC_WATCH_MIN_MS;
 		log_info("etcd watch on %s ended: %s; %s", s->prefix, r ?
 		    (r->code ? r->message : "canceled") : why, soon ?
 		    "reading again" : "watching again with the next read");
