@@ -53,8 +53,13 @@
 
 #define C10D_DEFAULT_PORT	29400
 
-static const char *cstate_names[] = { "CONNECTING", "JOINING", "RUNNING",
-	"STOPPING", "FAILED", "DONE", "OVER" };
+static const char *const cstate_names[] = {
+	[C_CONNECTING] = "CONNECTING", [C_JOINING] = "JOINING",
+	[C_RUNNING] = "RUNNING", [C_STOPPING] = "STOPPING",
+	[C_FAILED] = "FAILED", [C_DONE] = "DONE", [C_OVER] = "OVER",
+};
+_Static_assert(sizeof(cstate_names) / sizeof(cstate_names[0]) == C_NSTATES,
+    "a c10d state without a name");
 
 static void c10d_join(struct c10d *);
 

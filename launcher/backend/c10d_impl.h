@@ -21,10 +21,10 @@
 
 /* The session's states (c10d_enter, c10d.c). */
 enum cstate { C_CONNECTING, C_JOINING, C_RUNNING, C_STOPPING, C_FAILED,
-	C_DONE, C_OVER };
+	C_DONE, C_OVER, C_NSTATES };
 
 /* The connection's states (c10d_link, c10d_link.c). */
-enum link { L_DOWN, L_CONNECTING, L_HELLO, L_PROOF, L_UP };
+enum link { L_DOWN, L_CONNECTING, L_HELLO, L_PROOF, L_UP, L_NLINKS };
 
 struct c10d_host;
 

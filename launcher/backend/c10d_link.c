@@ -39,8 +39,12 @@
 #define C10D_RETRY_FIRST_MS	1	/* first retry after a failed connect */
 #define C10D_RETRY_MAX_MS	100	/* the backoff's cap */
 
-static const char *link_names[] = { "DOWN", "CONNECTING", "HELLO", "PROOF",
-	"UP" };
+static const char *const link_names[] = {
+	[L_DOWN] = "DOWN", [L_CONNECTING] = "CONNECTING", [L_HELLO] = "HELLO",
+	[L_PROOF] = "PROOF", [L_UP] = "UP",
+};
+_Static_assert(sizeof(link_names) / sizeof(link_names[0]) == L_NLINKS,
+    "a link state without a name");
 
 /* Move the connection to a new state. */
 void

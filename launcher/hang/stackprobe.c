@@ -15,8 +15,13 @@
 
 #define STACKPROBE_TASKS_MAX	64	/* threads read from /proc */
 
-static const char *const stackprobe_names[] = { "faulthandler", "py-spy",
-	"gdb", "eu-stack", "/proc" };
+static const char *const stackprobe_names[] = {
+	[STACKPROBE_FAULTHANDLER] = "faulthandler",
+	[STACKPROBE_PYSPY] = "py-spy", [STACKPROBE_GDB] = "gdb",
+	[STACKPROBE_EUSTACK] = "eu-stack", [STACKPROBE_PROC] = "/proc",
+};
+_Static_assert(sizeof(stackprobe_names) / sizeof(stackprobe_names[0]) ==
+    STACKPROBE_NWAYS, "a way to take stacks without a name");
 
 /* The name of a way, for logs and stacks.txt. */
 const char *

@@ -24,10 +24,15 @@
 #include "monotime.h"
 #include "watchdog.h"
 
-enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER };
+enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER,
+	SRC_NSOURCES };
 
-static const char *const src_names[] = { "none", "heartbeat", "output",
-	"filetimer" };
+static const char *const src_names[] = {
+	[SRC_NONE] = "none", [SRC_HEARTBEAT] = "heartbeat",
+	[SRC_OUTPUT] = "output", [SRC_FILETIMER] = "filetimer",
+};
+_Static_assert(sizeof(src_names) / sizeof(src_names[0]) == SRC_NSOURCES,
+    "a source of progress without a name");
 
 struct wd_rank {
 	struct watchdog	*wd;

@@ -81,12 +81,27 @@
 #include "tty.h"
 #include "watchdog.h"
 
-static const char *const state_names[] = { "rendezvous", "running",
-	"stopping-failure", "stopping-restart", "stopping-signal",
-	"stopping-backend-failure", "done", "diagnosing", "exit" };
-static const char *const event_names[] = { "round", "failed", "succeeded",
-	"gone", "signal", "kill", "forward", "grace", "kill-wait", "restart",
-	"fail", "finished", "hung", "stacks" };
+static const char *const state_names[] = {
+	[S_RDZV] = "rendezvous", [S_RUNNING] = "running",
+	[S_STOP_FAILURE] = "stopping-failure",
+	[S_STOP_RESTART] = "stopping-restart",
+	[S_STOP_SIGNAL] = "stopping-signal",
+	[S_STOP_BKFAIL] = "stopping-backend-failure", [S_DONE] = "done",
+	[S_DIAGNOSE] = "diagnosing", [S_EXIT] = "exit",
+};
+_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == S_NSTATES,
+    "a state without a name");
+static const char *const event_names[] = {
+	[E_ROUND] = "round", [E_FAILED] = "failed",
+	[E_SUCCEEDED] = "succeeded", [E_GONE] = "gone",
+	[E_SIGSTOP] = "signal", [E_SIGKILL] = "kill", [E_SIGFWD] = "forward",
+	[E_GRACE] = "grace", [E_KILLWAIT] = "kill-wait",
+	[E_BK_RESTART] = "restart", [E_BK_FAIL] = "fail",
+	[E_BK_FINISHED] = "finished", [E_HUNG] = "hung",
+	[E_STACKS] = "stacks",
+};
+_Static_assert(sizeof(event_names) / sizeof(event_names[0]) == E_NEVENTS,
+    "an event without a name");
 
 typedef void (*agent_action)(struct agent *);
 

@@ -34,10 +34,16 @@
 #define ETCD_PREFIX	"/cgrun/v1/"	/* + run id + "/" */
 
 enum lstate { L_REGISTERING, L_JOINING, L_RUNNING, L_STOPPING, L_FAILED,
-	L_DONE, L_CLOSING, L_OVER };
+	L_DONE, L_CLOSING, L_OVER, L_NSTATES };
 
-static const char *const lstate_names[] = { "REGISTERING", "JOINING",
-	"RUNNING", "STOPPING", "FAILED", "DONE", "CLOSING", "OVER" };
+static const char *const lstate_names[] = {
+	[L_REGISTERING] = "REGISTERING", [L_JOINING] = "JOINING",
+	[L_RUNNING] = "RUNNING", [L_STOPPING] = "STOPPING",
+	[L_FAILED] = "FAILED", [L_DONE] = "DONE", [L_CLOSING] = "CLOSING",
+	[L_OVER] = "OVER",
+};
+_Static_assert(sizeof(lstate_names) / sizeof(lstate_names[0]) == L_NSTATES,
+    "an etcd agent state without a name");
 
 struct etcd {
 	struct backend		 hdr;	/* first: a struct backend */
