@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "errbuf.h"
 #include "options.h"
 
 /*
@@ -68,7 +69,7 @@ backend_new(struct event_base *base, const struct backend_config *cfg,
 	for (i = 0; i < NBACKENDS; i++)
 		if (strcmp(backend_table[i].name, name) == 0)
 			return backend_table[i].fn(base, cfg, cb, err, errlen);
-	snprintf(err, errlen, "--rdzv-backend: \"%s\" is not available "
+	errbuf_set(err, errlen, "--rdzv-backend: \"%s\" is not available "
 	    "(cgrun has c10d, static and etcd-v3)", name);
 	return NULL;
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "options.h"
 #include "options_priv.h"
 
@@ -181,7 +182,7 @@ options_error(char *err, size_t errlen, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	errbuf_vset(err, errlen, fmt, ap);
 	va_end(ap);
 	return OPTIONS_ERROR;
 }

@@ -19,6 +19,7 @@
 
 #include <event2/event.h>
 
+#include "errbuf.h"
 #include "filetimer.h"
 #include "log.h"
 #include "monotime.h"
@@ -319,7 +320,7 @@ watchdog_new(const struct watchdog_conf *c, char *err, size_t errlen)
 		if (wd != NULL && wd->tev != NULL)
 			event_free(wd->tev);
 		free(wd);
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	wd->c = *c;
@@ -411,7 +412,7 @@ watchdog_begin(struct watchdog *wd, int nproc, char *err, size_t errlen)
 	watchdog_end(wd);
 	wd->fired = 0;
 	if ((wd->r = calloc((size_t)nproc, sizeof(*wd->r))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	wd->n = nproc;
@@ -422,7 +423,7 @@ watchdog_begin(struct watchdog *wd, int nproc, char *err, size_t errlen)
 	}
 	for (i = 0; wd->c.hang_timeout > 0 && i < nproc; i++)
 		if (wd_channel(wd, &wd->r[i]) == -1) {
-			snprintf(err, errlen, "heartbeat channel: %s",
+			errbuf_set(err, errlen, "heartbeat channel: %s",
 			    strerror(errno));
 			return -1;
 		}

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "gpu.h"
 #include "gpu_driver.h"
 #include "log.h"
@@ -261,7 +262,7 @@ gpu_from_nvml(void *arg, const struct nvml_dl_gpu *d, char *err,
 	memset(g, 0, sizeof(*g));
 	if (gpu_busid_parse(d->busid, &g->domain, &g->bus, &g->dev,
 	    &g->func) == -1) {
-		snprintf(err, errlen, "NVML device %u: bad PCI bus id",
+		errbuf_set(err, errlen, "NVML device %u: bad PCI bus id",
 		    d->index);
 		return -1;
 	}
@@ -336,7 +337,7 @@ gpu_scan(struct gpu_list *l, hwloc_topology_t topo, char *err,
 			return n;
 		}
 		if (lib != NULL && *lib != '\0') {
-			snprintf(err, errlen, "CGRUN_NVML_LIBRARY: %s", why);
+			errbuf_set(err, errlen, "CGRUN_NVML_LIBRARY: %s", why);
 			return -1;
 		}
 		log_debug("gpu discovery nvml=unavailable reason=\"%s\"", why);
@@ -463,7 +464,7 @@ gpu_discover(hwloc_topology_t topo, int flags, char *err, size_t errlen)
 	if ((l = calloc(1, sizeof(*l))) == NULL ||
 	    (l->gpu = calloc(GPU_MAX, sizeof(*l->gpu))) == NULL ||
 	    (l->vis = calloc(GPU_MAX, sizeof(*l->vis))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		gpu_list_free(l);
 		return NULL;
 	}

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "errbuf.h"
 #include "gpu.h"
 #include "log.h"
 
@@ -128,12 +129,12 @@ gpu_have_uuids(const struct gpu_info *g, int n)
 
 /*
  * Resolve one CUDA_VISIBLE_DEVICES entry to a physical index: >= 0, -1 when
- * CUDA would find it invalid (why says so), -2 when it cannot be resolved
+ * CUDA would find it invalid (err says why), -2 when it cannot be resolved
  * here at all (a UUID without known UUIDs).
  */
 static int
-gpu_resolve(const char *tok, const struct gpu_info *g, int n,
-    const char **why)
+gpu_resolve(const char *tok, const struct gpu_info *g, int n, char *err,
+    size_t errlen)
 {
 	char *end;
 	long v;
@@ -145,18 +146,20 @@ gpu_resolve(const char *tok, const struct gpu_info *g, int n,
 			return -2;
 		i = toupper((unsigned char)tok[0]) == 'G' ?
 		    gpu_find_uuid(g, n, tok) : gpu_find_mig(g, n, tok);
-		*why = i == -2 ? "ambiguous UUID prefix" : "unknown UUID";
-		return i < 0 ? -1 : i;
+		if (i < 0)
+			return errbuf_set(err, errlen, "%s", i == -2 ?
+			    "ambiguous UUID prefix" : "unknown UUID");
+		return i;
 	}
-	*why = "not a device index or UUID";
 	if (!isdigit((unsigned char)tok[0]))
-		return -1;
+		return errbuf_set(err, errlen, "not a device index or UUID");
 	errno = 0;
 	v = strtol(tok, &end, 10);
 	if (*end != '\0' || errno != 0)
-		return -1;
-	*why = "no such device";
-	return v < n ? (int)v : -1;
+		return errbuf_set(err, errlen, "not a device index or UUID");
+	if (v >= n)
+		return errbuf_set(err, errlen, "no such device");
+	return (int)v;
 }
 
 /* Copy the entry [s, s+len) without surrounding blanks into tok. */
@@ -217,8 +220,8 @@ gpu_visible_parse(const char *cvd, const struct gpu_info *g, int n,
     struct gpu_vis *out, int outmax, char *warn, size_t warnlen,
     char *err, size_t errlen)
 {
-	char tok[GPU_UUID_MAX], esc[64];
-	const char *p, *why = "";
+	char tok[GPU_UUID_MAX], esc[64], why[64] = "";
+	const char *p;
 	size_t len;
 	int k = 0, phys;
 
@@ -227,8 +230,8 @@ gpu_visible_parse(const char *cvd, const struct gpu_info *g, int n,
 	if (cvd == NULL)
 		return gpu_visible_all(g, n, out, outmax);
 	if (strlen(cvd) > GPU_CVD_MAX) {
-		snprintf(err, errlen, "CUDA_VISIBLE_DEVICES is longer than %d "
-		    "bytes", GPU_CVD_MAX);
+		errbuf_set(err, errlen, "CUDA_VISIBLE_DEVICES is longer than "
+		    "%d bytes", GPU_CVD_MAX);
 		return -1;
 	}
 	for (p = cvd; *p != '\0' || p == cvd; p += len + (p[len] == ',')) {
@@ -236,16 +239,18 @@ gpu_visible_parse(const char *cvd, const struct gpu_info *g, int n,
 		if (len == 0 && p == cvd && *p == '\0')
 			break;			/* empty: no GPU */
 		if (k == outmax || gpu_token(p, len, tok, sizeof(tok)) == -1) {
-			why = "entry too long or too many entries";
+			errbuf_set(why, sizeof(why), "entry too long or too "
+			    "many entries");
 			phys = -1;
-		} else if ((phys = gpu_resolve(tok, g, n, &why)) == -2) {
-			snprintf(err, errlen, "CUDA_VISIBLE_DEVICES names GPU "
-			    "\"%s\" by UUID but no GPU UUID is known (NVML "
+		} else if ((phys = gpu_resolve(tok, g, n, why, sizeof(why))) ==
+		    -2) {
+			errbuf_set(err, errlen, "CUDA_VISIBLE_DEVICES names "
+			    "GPU \"%s\" by UUID but no GPU UUID is known (NVML "
 			    "unavailable); use device indices",
 			    log_escape(esc, sizeof(esc), tok, strlen(tok)));
 			return -1;
 		} else if (phys >= 0 && gpu_listed(out, k, phys)) {
-			why = "device listed twice";
+			errbuf_set(why, sizeof(why), "device listed twice");
 			phys = -1;
 		}
 		if (phys < 0) {

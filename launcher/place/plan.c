@@ -13,6 +13,7 @@
 #include <hwloc.h>
 
 #include "discovery.h"
+#include "errbuf.h"
 #include "gpu.h"
 #include "log.h"
 #include "plan.h"
@@ -53,11 +54,11 @@ plan_mode(const struct plan_opts *o, int *mode, char *err, size_t errlen)
 	if (*mode != -1 || (o->numa_binding == NULL && o->cpu_bind == NULL))
 		return 0;
 	if (o->numa_binding != NULL)
-		snprintf(err, errlen, "--numa-binding: \"%.32s\" is not node, "
-		    "socket, exclusive or core-complex", o->numa_binding);
+		errbuf_set(err, errlen, "--numa-binding: \"%.32s\" is not "
+		    "node, socket, exclusive or core-complex", o->numa_binding);
 	else
-		snprintf(err, errlen, "--cpu-bind: \"%.32s\" is not none, gpu, "
-		    "numa or cores", o->cpu_bind);
+		errbuf_set(err, errlen, "--cpu-bind: \"%.32s\" is not none, "
+		    "gpu, numa or cores", o->cpu_bind);
 	return -1;
 }
 
@@ -74,7 +75,7 @@ plan_mem_vis(const struct plan_opts *o, int *mem, int *own, char *err,
 			if (strcmp(o->mem_bind, plan_mem_names[i]) == 0)
 				*mem = i;
 		if (strcmp(o->mem_bind, plan_mem_names[*mem]) != 0) {
-			snprintf(err, errlen, "--mem-bind: \"%.32s\" is not "
+			errbuf_set(err, errlen, "--mem-bind: \"%.32s\" is not "
 			    "bind, preferred or none", o->mem_bind);
 			return -1;
 		}
@@ -83,8 +84,8 @@ plan_mem_vis(const struct plan_opts *o, int *mem, int *own, char *err,
 	    strcmp(o->gpu_visibility, "own") == 0;
 	if (o->gpu_visibility != NULL && !*own &&
 	    strcmp(o->gpu_visibility, "all") != 0) {
-		snprintf(err, errlen, "--gpu-visibility: \"%.32s\" is not all "
-		    "or own", o->gpu_visibility);
+		errbuf_set(err, errlen, "--gpu-visibility: \"%.32s\" is not "
+		    "all or own", o->gpu_visibility);
 		return -1;
 	}
 	return 0;
@@ -164,7 +165,7 @@ plan_check_gpus(const struct plan *p, char *err, size_t errlen)
 {
 	if (p->ngpu > 0 || !plan_modes[p->mode].needs_gpu)
 		return 0;
-	snprintf(err, errlen, "%s=%s binds ranks near their GPU but no GPU "
+	errbuf_set(err, errlen, "%s=%s binds ranks near their GPU but no GPU "
 	    "was found; use --cpu-bind=numa, cores or none",
 	    plan_modes[p->mode].cpu_bind != NULL ? "--cpu-bind" :
 	    "--numa-binding", plan_modes[p->mode].cpu_bind != NULL ?
@@ -227,7 +228,7 @@ plan_without_gpus(struct plan *p, int mode, struct gpu_list **l, char *err,
 		return -1;
 	log_warnx("placement: %s; ranks get no GPU", err);
 	if ((*l = calloc(1, sizeof(**l))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	(*l)->source = "none";
@@ -254,14 +255,14 @@ plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
 	int mode, mem, own, r;
 
 	if (nproc < 1 || nproc > PLAN_NPROC_MAX) {
-		snprintf(err, errlen, "bad number of local ranks %d", nproc);
+		errbuf_set(err, errlen, "bad number of local ranks %d", nproc);
 		return NULL;
 	}
 	if (plan_mode(o, &mode, err, errlen) == -1 ||
 	    plan_mem_vis(o, &mem, &own, err, errlen) == -1)
 		return NULL;
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	p->nproc = nproc;
@@ -281,7 +282,7 @@ plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
 	if (plan_allowed(p, o->allowed_cpus, err, errlen) == -1)
 		goto fail;
 	if (plan_alloc_ranks(p) == -1) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	for (r = 0; r < nproc; r++)

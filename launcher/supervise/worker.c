@@ -15,6 +15,7 @@
 
 #include <event2/event.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "logdir.h"
 #include "options.h"
@@ -304,7 +305,8 @@ worker_spawn(struct worker *w, int fd1, int fd2, char *err, size_t errlen)
 	req.ctty = w->ptys & 1 ? 1 : w->ptys & 2 ? 2 : 0;
 	req.keep_fd = hang.heartbeat_fd;
 	if (fd1 == -1 || fd2 == -1 || env == NULL)
-		snprintf(err, errlen, "worker %d: %s", w->lr, strerror(errno));
+		errbuf_set(err, errlen, "worker %d: "
+		    "%s", w->lr, strerror(errno));
 	else
 		pid = spawn_worker(&req, &w->exec_fd, err, errlen);
 	worker_env_free(env);
@@ -323,7 +325,7 @@ worker_start(struct worker *w, const char *attempt_dir, char *err,
 	if (logdir_rank(attempt_dir, w->lr, w->dir, sizeof(w->dir)) == -1 ||
 	    logdir_path(w->error_file, sizeof(w->error_file),
 	    "%s/error.json", w->dir) == -1) {
-		snprintf(err, errlen, "log directory %.200s: %s", attempt_dir,
+		errbuf_set(err, errlen, "log directory %.200s: %s", attempt_dir,
 		    strerror(errno));
 		worker_enter(w, WORKER_GONE);
 		return -1;

@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "errbuf.h"
 #include "etcd_conf.h"
 #include "etcd_http.h"
 #include "etcd_json.h"
@@ -92,14 +93,16 @@ sync_kv(struct etcd_sync *s, const struct etcd_kv *kv)
 {
 	struct er_view *v = s->view;
 	size_t pl = strlen(s->prefix);
-	const char *why, *rest = kv->key + pl;
+	const char *rest = kv->key + pl;
+	char why[ER_WHY_MAX];
 	struct er_node *n;
 
 	if (kv->keylen < pl || strncmp(kv->key, s->prefix, pl) != 0)
 		return;
 	if (strcmp(rest, "state") == 0) {
-		if (er_state_parse(kv->value, kv->vlen, &v->state, &why) == -1)
-			v->bad = why;
+		/* not cgrun's: v->bad says why, etcd.c ends the job */
+		er_state_parse(kv->value, kv->vlen, &v->state, v->bad,
+		    sizeof(v->bad));
 		v->state.mod_rev = kv->mod_rev;
 		return;
 	}
@@ -107,7 +110,7 @@ sync_kv(struct etcd_sync *s, const struct etcd_kv *kv)
 	    strlen(rest + 6) > ER_ID_MAX)
 		return;
 	n = &v->nodes[v->nnodes];
-	if (er_node_parse(kv->value, kv->vlen, n, &why) == -1) {
+	if (er_node_parse(kv->value, kv->vlen, n, why, sizeof(why)) == -1) {
 		log_warnx("etcd %s: %s", kv->key, why);
 		return;
 	}
@@ -220,7 +223,7 @@ sync_read_cb(void *arg, const struct etcd_reply *r, const char *why)
 	}
 	memset(&s->view->state, 0, sizeof(s->view->state));
 	s->view->nnodes = 0;
-	s->view->bad = NULL;
+	s->view->bad[0] = '\0';
 	s->view->last_call_over = s->view->join_over = 0;
 	s->snap_mod = 0;
 	for (i = 0; i < r->nkvs; i++) {
@@ -609,7 +612,7 @@ etcd_sync_new(struct event_base *base, const struct etcd_conf *c,
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    (s->view = calloc(1, sizeof(*s->view))) == NULL) {
 		free(s);
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	s->base = base;
