@@ -4,14 +4,14 @@
 # Sources are picked up by directory, sub-folders included: every .c under
 # worker-lib/ goes into libcgrun, every .c under rendezvous/ but main.c into
 # an internal static library (used by cgrun-rdzvd and the launcher), every
-# .c under launcher/ but main.c into another, and every tests/test_*.c
+# .c under launcher/ but main.c into another, and every tests/**/test_*.c
 # becomes one Check test program.
 #
 # The layers point one way: include/ <- worker-lib/ <- rendezvous/ <-
 # launcher/.  Each layer's objects see only the include paths of their own
 # layer and the layers below it (every folder inside them), so a header of a
 # higher layer cannot be included by mistake: the build fails.
-# tests/t_layers.sh checks the same from the sources.
+# tests/tree/t_layers.sh checks the same from the sources.
 
 VERSION      = 0.1.0
 SOMAJOR      = 1
@@ -193,8 +193,8 @@ $(BUILD)/cgrun-nccl.pc: Makefile $(BUILD)/pcvars.stamp
 	  'Cflags: -I$${includedir} -isystem $${cudadir}/include' > $@
 
 # A fake NVML (libnvidia-ml.so.1) for the GPU discovery tests.
-FAKE_NVML = $(BUILD)/tests/fake_nvml/libnvidia-ml.so.1
-$(FAKE_NVML): tests/fake_nvml/fake_nvml.c
+FAKE_NVML = $(BUILD)/tests/place/fake_nvml/libnvidia-ml.so.1
+$(FAKE_NVML): tests/place/fake_nvml/fake_nvml.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fvisibility=default -shared -o $@ $< $(LDFLAGS)
 
@@ -202,11 +202,11 @@ tests: $(ALL) $(TESTS) $(FAKE_NVML)
 
 # The whole suite: unit programs and black-box scripts, one summary line.
 # SUITE="PATTERN..." runs only the tests whose name contains one of them.  Sanitizer
-# builds run with third-party leaks suppressed (tests/lsan.supp; the slow
+# builds run with third-party leaks suppressed (tests/memcheck/lsan.supp; the slow
 # unwinder sees through hwloc's plugins to match them), longer Check
 # timeouts, and CC instrumented for the tools scripts compile.
 ifneq ($(SANITIZE),)
-SUITE_ENV = LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+SUITE_ENV = LSAN_OPTIONS=suppressions=$(CURDIR)/tests/memcheck/lsan.supp:print_suppressions=0 \
 	ASAN_OPTIONS=fast_unwind_on_malloc=0:detect_leaks=1 \
 	UBSAN_OPTIONS=print_stacktrace=1 CK_TIMEOUT_MULTIPLIER=3 \
 	CC="$(CC) -fsanitize=$(SANITIZE)"

@@ -25,7 +25,7 @@
 #                                    NVIDIA GPU on the PCI bus; fails if not
 #   sh bench/gpu_host.sh --simulate  this repository's fake GPU host: the
 #                                    8-T4 topology capture (HWLOC_XMLFILE)
-#                                    and the fake NVML of tests/fake_nvml
+#                                    and the fake NVML of tests/place/fake_nvml
 #                                    (needs `make tests`); the baseline uses
 #                                    the CPU-only capture.  It models which
 #                                    code runs, not what the driver costs.
@@ -40,9 +40,9 @@ TOP=$(pwd)
 BUILD=${BUILD:-build}
 CGRUN=$TOP/$BUILD/cgrun
 TIMER=$TOP/$BUILD/bench/launch_timer
-FAKE_NVML=$TOP/$BUILD/tests/fake_nvml/libnvidia-ml.so.1
-GPU_XML=$TOP/tests/topologies/g4dn-2socket-8gpu.xml
-CPU_XML=$TOP/tests/topologies/haswell-2socket-4numa-cpuonly.xml
+FAKE_NVML=$TOP/$BUILD/tests/place/fake_nvml/libnvidia-ml.so.1
+GPU_XML=$TOP/tests/place/topologies/g4dn-2socket-8gpu.xml
+CPU_XML=$TOP/tests/place/topologies/haswell-2socket-4numa-cpuonly.xml
 RUNS=${BENCH_RUNS:-30}
 OUT=${BENCH_OUT:-$TOP/bench/results/gpu_host.md}
 SIM=0
@@ -73,11 +73,11 @@ nvidia_on_bus() {
 
 if [ $SIM = 1 ]; then
 	[ -r "$FAKE_NVML" ] || die "$FAKE_NVML missing: run make BUILD=$BUILD tests first"
-	[ -r "$GPU_XML" ] && [ -r "$CPU_XML" ] || die "topology captures missing in tests/topologies"
+	[ -r "$GPU_XML" ] && [ -r "$CPU_XML" ] || die "topology captures missing in tests/place/topologies"
 	# GPU host: the capture and the fake NVML; CPU host: the CPU-only capture
 	GPUENV="HWLOC_XMLFILE=$GPU_XML CGRUN_NVML_LIBRARY=$FAKE_NVML"
 	CPUENV="HWLOC_XMLFILE=$CPU_XML"
-	gpus="(simulated) 8 x Tesla T4 of tests/topologies/g4dn-2socket-8gpu.xml, fake NVML $BUILD/tests/fake_nvml"
+	gpus="(simulated) 8 x Tesla T4 of tests/place/topologies/g4dn-2socket-8gpu.xml, fake NVML $BUILD/tests/place/fake_nvml"
 	driver="none (fake NVML)"
 	want_gpus=8
 else
@@ -201,8 +201,8 @@ mkdir -p "$(dirname "$OUT")"
 		echo "# GPU host launch costs: SIMULATED (no GPU on this machine)"
 		echo
 		echo "**SIMULATED.** This machine has no GPU. The GPU host is modelled by the topology capture"
-		echo "of an 8-GPU machine (\`HWLOC_XMLFILE=tests/topologies/g4dn-2socket-8gpu.xml\`) and the fake NVML"
-		echo "of \`tests/fake_nvml\` (\`CGRUN_NVML_LIBRARY\`); the CPU-only host by the CPU-only capture"
+		echo "of an 8-GPU machine (\`HWLOC_XMLFILE=tests/place/topologies/g4dn-2socket-8gpu.xml\`) and the fake NVML"
+		echo "of \`tests/place/fake_nvml\` (\`CGRUN_NVML_LIBRARY\`); the CPU-only host by the CPU-only capture"
 		echo "(\`haswell-2socket-4numa-cpuonly.xml\`). This shows which code each case runs (NVML loaded or"
 		echo "not, hwloc I/O objects or not) and what cgrun's own code costs on top of a topology load."
 		echo "It cannot show: the real NVML's initialisation (tens of ms and megabytes on a real driver),"

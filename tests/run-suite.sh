@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs every test of the suite and ends with one line "N passed, N failed,
-# N skipped".  Unit programs (build/tests/**/test_*) are Check suites: each of
-# their test cases counts.  Black-box scripts (tests/**/t_*.sh, anywhere under tests/) count one each:
-# exit 0 passes, 77 skips (the script prints why), anything else fails.
+# N skipped".  Unit programs (tests/**/test_*.c, built into $BUILD/tests/)
+# are Check suites: each of their test cases counts.  Black-box scripts
+# (tests/**/t_*.sh) count one each: exit 0 passes, 77 skips (the script
+# prints why), anything else fails.
 # Usage: BUILD=build sh tests/run-suite.sh [NAME-PATTERN...]  (tests whose
 # name contains any of the patterns; all tests without one).  With
 # CGRUN_SUITE_COUNTS=FILE the three counts are also appended to FILE.
@@ -26,10 +27,13 @@ selected() {
 log=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-suite.XXXXXX")
 suite_start=$(date +%s)
 
-for t in $(find "$BUILD/tests" -name 'test_*' -type f ! -name '*.[od]' | sort); do
-	[ -x "$t" ] || continue
-	name=$(basename "$t")
+# A Check program per source (tests/AREA/test_NAME.c -> $BUILD/tests/AREA/
+# test_NAME): a program left in $BUILD by a source that moved is not run.
+for src in $(find tests -name 'test_*.c' ! -path 'tests/fuzz/*' | sort); do
+	name=$(basename "$src" .c)
 	selected "$name" || continue
+	t=$BUILD/${src%.c}
+	[ -x "$t" ] || { echo "FAIL $name: $t not built (make tests)"; fail=$((fail + 1)); failed_names="$failed_names $name"; continue; }
 	out="$log/$name.out"
 	start=$(date +%s)
 	timeout 900 "$t" >"$out" 2>&1

@@ -10,7 +10,7 @@
 
 /*
  * It uses options.h's types without including it, so that options.h and
- * this header never include each other (tests/t_layers.sh).
+ * this header never include each other (tests/tree/t_layers.sh).
  */
 #ifndef CGRUN_OPTIONS_H
 #error "include options.h before options_priv.h"

@@ -27,7 +27,7 @@ struct agent *agent_new(struct event_base *, const struct cgrun_options *,
 	    size_t errlen);
 /*
  * The same with the backend made by bk_new instead of the one the options
- * name (NULL: agent_new's choice).  The test hook: tests/test_agent.c
+ * name (NULL: agent_new's choice).  The test hook: tests/launcher/test_agent.c
  * drives the agent with a fake backend this way.
  */
 struct agent *agent_new_with_backend(struct event_base *,

@@ -1,9 +1,10 @@
 /*
  * job.c: a job's state machine (rdzv_impl.h).  Every job event goes
  * through one decision table, job_actions[job state][event]; a job's
- * state changes only in job_enter().  Here a round is formed and decided
- * (job_check, job_complete), a restart is spent (act_failed_running), and
- * a job fails or finishes.
+ * state changes only in job_enter().  What a round is, and when one is
+ * decided, started, failed or finished, is asked of the round rule
+ * (decide.c) over the job's view of its nodes (node.c); this file
+ * carries the answer out: timers, ROUND, RESTART, FAIL and FINISHED.
  */
 #include <sys/queue.h>
 
@@ -15,6 +16,7 @@
 #include <event2/event.h>
 
 #include "budget.h"
+#include "decide.h"
 #include "log.h"
 #include "monotime.h"
 #include "rdzv.h"
@@ -25,7 +27,20 @@
 
 static const char *const jstate_names[] = { "JOINING", "RUNNING", "CLOSED" };
 
-static void job_check(struct job *);
+_Static_assert(sizeof(jstate_names) / sizeof(jstate_names[0]) ==
+    RDZV_J__COUNT, "jstate_names does not match enum rdzv_jstate");
+
+/* What each job state is to the round rule. */
+static const enum decide_phase decide_phase_of[] = {
+	[RDZV_J_JOINING] = DECIDE_JOB_FORMING,
+	[RDZV_J_RUNNING] = DECIDE_JOB_RUNNING,
+	[RDZV_J_CLOSED] = DECIDE_JOB_CLOSED,
+};
+
+_Static_assert(sizeof(decide_phase_of) / sizeof(decide_phase_of[0]) ==
+    RDZV_J__COUNT, "decide_phase_of does not match enum rdzv_jstate");
+
+static void job_decide(struct job *, int last_call_over, int join_over);
 
 /* The name of a job state. */
 const char *
@@ -45,14 +60,7 @@ job_enter(struct job *j, enum rdzv_jstate s)
 	j->state = s;
 }
 
-/* Nodes that could take part in a next round. */
-static size_t
-job_live(const struct job *j)
-{
-	return j->nnodes - j->count[RDZV_N_NEW];
-}
-
-/* Nodes in the running round. */
+/* Nodes in the running round (a spare's STATUS says how many). */
 static size_t
 job_participants(const struct job *j)
 {
@@ -144,52 +152,39 @@ job_round_to(struct job *j, struct node *n)
 	node_send(n, &m);
 }
 
-/* Decide the round: the first MAX waiting nodes in rank order take part,
- * the rest are parked as spares. */
+/* DECIDE_ROUND: the members hear their places, the spares are parked. */
 static void
-job_complete(struct job *j)
+job_complete(struct job *j, const struct decide_out *o)
 {
-	struct node **v, *n;
-	size_t nw = j->count[RDZV_N_WAIT], i = 0, np;
-	uint32_t world = 0, base = 0;
+	const struct decide_node *store = &j->view[j->order[0].node];
+	struct node *n;
+	size_t i;
 
-	if ((v = calloc(nw, sizeof(*v))) == NULL) {
-		job_fail(j, RDZV_FAIL_CLOSED, "out of memory deciding a round");
-		return;
-	}
-	TAILQ_FOREACH(n, &j->nodes, entry)
-		if (n->state == RDZV_N_WAIT)
-			v[i++] = n;
-	qsort(v, nw, sizeof(*v), node_cmp);
-	np = nw < j->max ? nw : j->max;
-	for (i = 0; i < np; i++)
-		world += v[i]->nproc;
 	job_disarm(j);
 	job_enter(j, RDZV_J_RUNNING);
 	j->started = 1;
 	j->r->stats.rounds++;
 	log_info("rdzv job=%s round=%u decided nodes=%zu spares=%zu world=%u "
-	    "store=%s:%u", j->run_id, j->round, np, nw - np, world, v[0]->addr,
-	    v[0]->port);
-	j->gws = (uint32_t)np;
-	j->world = world;
-	snprintf(j->master, sizeof(j->master), "%s", v[0]->addr);
-	j->master_port = v[0]->port;
-	for (i = 0; i < np; i++) {
-		node_enter(v[i], RDZV_N_ACTIVE);
-		v[i]->group_rank = (int)i;
-		v[i]->rank_base = base;
-		job_round_to(j, v[i]);
-		base += v[i]->nproc;
+	    "store=%s:%u", j->run_id, j->round, o->nmembers, o->nspares,
+	    o->world, store->addr, store->port);
+	j->gws = (uint32_t)o->nmembers;
+	j->world = o->world;
+	snprintf(j->master, sizeof(j->master), "%s", store->addr);
+	j->master_port = (uint16_t)store->port;
+	for (i = 0; i < o->nmembers; i++) {
+		n = j->slot_node[j->order[i].node];
+		node_enter(n, RDZV_N_ACTIVE);
+		node_place(n, (int)i, j->order[i].rank_base);
+		job_round_to(j, n);
 	}
-	for (; i < nw; i++) {
-		node_enter(v[i], RDZV_N_SPARE);
-		job_status_to(j, v[i]);
+	for (; i < o->nmembers + o->nspares; i++) {
+		n = j->slot_node[j->order[i].node];
+		node_enter(n, RDZV_N_SPARE);
+		job_status_to(j, n);
 	}
-	free(v);
 }
 
-/* Arm the last call: the round closes when it ends with MIN nodes in. */
+/* DECIDE_ARM_LAST_CALL: the round closes when it ends with MIN nodes in. */
 static void
 job_arm_last_call(struct job *j)
 {
@@ -200,60 +195,48 @@ job_arm_last_call(struct job *j)
 	j->last_call_armed = 1;
 	j->last_call_at = monotime_after(j->last_call_ms);
 	evtimer_add(j->last_call, &tv);
-	job_status_dirty(j);
 }
 
-/*
- * Should the round being formed close now?  At MAX nodes: yes.  At MIN or
- * more: after the last call, or at once when the job already ran and
- * every node it knows has come back (nobody left to wait for).
- */
+/* DECIDE_DISARM_LAST_CALL: fewer than MIN wait again. */
 static void
-job_check(struct job *j)
+job_disarm_last_call(struct job *j)
 {
-	size_t nw = j->count[RDZV_N_WAIT];
-
-	if (j->state != RDZV_J_JOINING)
-		return;
-	if (nw >= j->max || (nw >= j->min && nw > 0 && j->started &&
-	    j->count[RDZV_N_STOPPING] == 0)) {
-		job_complete(j);
-		return;
-	}
-	if (nw >= j->min && nw > 0) {
-		job_arm_last_call(j);
-	} else if (j->last_call_armed) {
-		evtimer_del(j->last_call);
-		j->last_call_armed = 0;
-		job_status_dirty(j);
-	}
+	evtimer_del(j->last_call);
+	j->last_call_armed = 0;
 }
 
-/* Start forming the next round: participants stop their workers. */
+/* DECIDE_NEW_ROUND: start forming the next round; participants stop
+ * their workers. */
 static void
-job_new_round(struct job *j, const char *why)
+job_new_round(struct job *j, const struct decide_out *o)
 {
 	struct timeval tv = ms_tv(j->join_ms);
 	struct rdzv_msg m;
 	struct node *n;
 
+	if (o->spent)
+		j->r->stats.restarts++;
+	j->restarts = o->restarts;
 	j->round++;
 	job_enter(j, RDZV_J_JOINING);
 	log_info("rdzv job=%s round=%u forming restarts=%u/%u why=\"%s\"",
-	    j->run_id, j->round, j->restarts, j->max_restarts, why);
+	    j->run_id, j->round, j->restarts, j->max_restarts, o->text);
 	rdzv_proto_init(&m, RDZV_OP_RESTART);
 	m.round = j->round;
-	snprintf(m.text, sizeof(m.text), "%s", why);
+	snprintf(m.text, sizeof(m.text), "%s", o->text);
 	TAILQ_FOREACH(n, &j->nodes, entry) {
+		if (n->gone)
+			continue;
+		node_place(n, -1, 0);
 		if (n->state == RDZV_N_ACTIVE || n->state == RDZV_N_DONE) {
 			node_enter(n, RDZV_N_STOPPING);
 			node_send(n, &m);
-		} else if (n->state == RDZV_N_SPARE)
+		} else if (n->state == RDZV_N_SPARE ||
+		    n->state == RDZV_N_FAILED)
 			node_enter(n, RDZV_N_WAIT);
 	}
 	evtimer_add(j->join_timer, &tv);
-	job_check(j);
-	job_status_dirty(j);
+	job_decide(j, 0, 0);
 }
 
 /* The job cannot go on: every node hears why; the job is closed. */
@@ -274,7 +257,7 @@ job_fail(struct job *j, uint8_t reason, const char *why)
 		node_send(n, &m);
 }
 
-/* Every participant is done: the job is over, everyone exits 0. */
+/* DECIDE_FINISH: every participant is done, everyone exits 0. */
 static void
 job_finish(struct job *j)
 {
@@ -288,31 +271,86 @@ job_finish(struct job *j)
 		node_send(n, &m);
 }
 
-/* Is any participant of the running round disconnected? */
-static int
-job_lost_participant(const struct job *j)
+/* The round rule's view of the job: its facts, its nodes, the timers. */
+static void
+job_facts(const struct job *j, struct decide_view *v, int last_call_over,
+    int join_over)
 {
-	const struct node *n;
-
-	TAILQ_FOREACH(n, &j->nodes, entry)
-		if (n->peer == NULL && (n->state == RDZV_N_ACTIVE ||
-		    n->state == RDZV_N_DONE || n->state == RDZV_N_STOPPING))
-			return 1;
-	return 0;
+	memset(v, 0, sizeof(*v));
+	v->job.phase = decide_phase_of[j->state];
+	v->job.round = j->round;
+	v->job.min = j->min;
+	v->job.max = j->max;
+	v->job.max_restarts = j->max_restarts;
+	v->job.restarts = j->restarts;
+	v->job.join_timeout_ms = j->join_ms;
+	v->job.started = (uint8_t)j->started;
+	v->job.last_call_armed = (uint8_t)j->last_call_armed;
+	v->job.last_call_over = (uint8_t)last_call_over;
+	v->job.join_timeout_over = (uint8_t)join_over;
+	v->nodes = j->view;
+	v->nnodes = j->nnodes;
+	memcpy(v->count, j->dcount, sizeof(v->count));
 }
 
-/* Fewer than MIN nodes remain of a job that ran: it cannot go on. */
-static int
-job_below_min(struct job *j, const char *who)
+/* Ask the round rule what happens now, and carry it out. */
+static void
+job_decide(struct job *j, int last_call_over, int join_over)
 {
-	char why[RDZV_TEXT_MAX + 1];
+	struct decide_view v;
+	struct decide_out o;
 
-	if (!j->started || job_live(j) >= j->min)
-		return 0;
-	snprintf(why, sizeof(why), "node %s was lost and %zu node(s) remain, "
-	    "fewer than the minimum %u", who, job_live(j), j->min);
-	job_fail(j, RDZV_FAIL_BELOW_MIN, why);
-	return 1;
+	job_facts(j, &v, last_call_over, join_over);
+	if (decide(&v, j->order, &o) != DECIDE_NOTHING)
+		log_debug("rdzv job=%s round=%u decide: %s", j->run_id,
+		    j->round, decide_verdict_name(o.verdict));
+	switch (o.verdict) {
+	case DECIDE_ARM_LAST_CALL:
+		job_arm_last_call(j);
+		break;
+	case DECIDE_DISARM_LAST_CALL:
+		job_disarm_last_call(j);
+		break;
+	case DECIDE_ROUND:
+		job_complete(j, &o);
+		break;
+	case DECIDE_NEW_ROUND:
+		job_new_round(j, &o);
+		break;
+	case DECIDE_FAIL:
+		job_fail(j, o.reason, o.text);
+		break;
+	case DECIDE_FINISH:
+		job_finish(j);
+		break;
+	default:
+		break;
+	}
+	if (j->state == RDZV_J_JOINING)
+		job_status_dirty(j);
+}
+
+/* While a round runs, a node that waits and did not start a new round
+ * is a spare. */
+static void
+job_park(struct job *j, struct node *n)
+{
+	if (j->state != RDZV_J_RUNNING || n->state != RDZV_N_WAIT)
+		return;
+	node_enter(n, RDZV_N_SPARE);
+	job_status_to(j, n);
+}
+
+/* SPENT: a node says how many restarts the job had spent before this
+ * daemon knew it (a restarted daemon starts every job at 0); the budget
+ * keeps the larger count, so a daemon restart gives no restarts back. */
+void
+job_spent(struct job *j, struct node *n, uint32_t carried)
+{
+	if (!budget_carry(&j->restarts, carried, j->max_restarts))
+		return;
+	log_info("rdzv job=%s restarts=%u/%u carried by node %s", j->run_id,
+	    j->restarts, j->max_restarts, n->name);
 }
 
 /* Nothing to do for this event in this state. */
@@ -325,28 +363,17 @@ act_none(struct job *j, struct node *n)
 static void
 act_join_forming(struct job *j, struct node *n)
 {
-	node_enter(n, RDZV_N_WAIT);
-	job_check(j);
+	job_decide(j, 0, 0);
 	if (n->state == RDZV_N_WAIT)
 		job_status_to(j, n);
-	job_status_dirty(j);
 }
 
 /* A node joins a running job: scale up below MAX, else park it. */
 static void
 act_join_running(struct job *j, struct node *n)
 {
-	char b[RDZV_HOST_MAX + 32], why[RDZV_HOST_MAX + 64];
-
-	if (job_participants(j) < j->max) {
-		node_enter(n, RDZV_N_WAIT);
-		snprintf(why, sizeof(why), "node %s joined",
-		    node_name(n, b, sizeof(b)));
-		job_new_round(j, why);
-	} else {
-		node_enter(n, RDZV_N_SPARE);
-		job_status_to(j, n);
-	}
+	job_decide(j, 0, 0);
+	job_park(j, n);
 }
 
 /* A node joins a job that is over. */
@@ -362,47 +389,15 @@ act_join_closed(struct job *j, struct node *n)
 	node_remove(n);
 }
 
-/* A participant's workers failed: spend one restart, or end the job.  A
- * failure while a participant is disconnected is blamed on that node's
- * loss, which costs no restart. */
+/* A participant's workers failed: the rule spends a restart (unless a
+ * participant is disconnected) or ends the job. */
 static void
 act_failed_running(struct job *j, struct node *n)
 {
-	char why[RDZV_TEXT_MAX * 2 + RDZV_HOST_MAX + 64], b[RDZV_HOST_MAX + 32];
-
 	if (n->state != RDZV_N_ACTIVE && n->state != RDZV_N_DONE)
 		return;
-	node_name(n, b, sizeof(b));
-	if (!job_lost_participant(j)) {
-		if (!budget_spend(&j->restarts, j->max_restarts)) {
-			snprintf(why, sizeof(why), "workers failed on node %s "
-			    "and no restarts are left (%u/%u spent)", b,
-			    j->restarts, j->max_restarts);
-			job_fail(j, RDZV_FAIL_RESTARTS, why);
-			return;
-		}
-		j->r->stats.restarts++;
-	}
-	/* the other nodes hear why: "... on node h:1: rank 2 hung ..." */
-	snprintf(why, sizeof(why), "workers failed on node %s%s%s", b,
-	    n->failed_why[0] != '\0' ? ": " : "", n->failed_why);
-	node_enter(n, RDZV_N_WAIT);
-	job_new_round(j, why);
-}
-
-/* SPENT: a node says how many restarts the job had spent before this
- * daemon knew it (a restarted daemon starts every job at 0); the budget
- * keeps the larger count, so a daemon restart gives no restarts back. */
-void
-job_spent(struct job *j, struct node *n, uint32_t carried)
-{
-	char b[RDZV_HOST_MAX + 32];
-
-	if (!budget_carry(&j->restarts, carried, j->max_restarts))
-		return;
-	node_name(n, b, sizeof(b));
-	log_info("rdzv job=%s restarts=%u/%u carried by node %s", j->run_id,
-	    j->restarts, j->max_restarts, b);
+	node_enter(n, RDZV_N_FAILED);
+	job_decide(j, 0, 0);
 }
 
 /* A node stopped its workers (or they failed) after RESTART. */
@@ -412,8 +407,7 @@ act_stopped_forming(struct job *j, struct node *n)
 	if (n->state != RDZV_N_STOPPING)
 		return;
 	node_enter(n, RDZV_N_WAIT);
-	job_check(j);
-	job_status_dirty(j);
+	job_decide(j, 0, 0);
 }
 
 /* A participant's workers are all done: the job ends when all are. */
@@ -423,37 +417,16 @@ act_done_running(struct job *j, struct node *n)
 	if (n->state != RDZV_N_ACTIVE)
 		return;
 	node_enter(n, RDZV_N_DONE);
-	if (j->count[RDZV_N_ACTIVE] == 0)
-		job_finish(j);
+	job_decide(j, 0, 0);
 }
 
-/* A node died or left while the round is being formed. */
+/* A node died or left: the rule weighs the loss, then it is forgotten. */
 static void
-act_gone_forming(struct job *j, struct node *n)
+act_gone(struct job *j, struct node *n)
 {
-	char b[RDZV_HOST_MAX + 32];
-
-	node_name(n, b, sizeof(b));
+	node_gone(n);
+	job_decide(j, 0, 0);
 	node_remove(n);
-	if (!job_below_min(j, b)) {
-		job_check(j);
-		job_status_dirty(j);
-	}
-}
-
-/* A node died or left a running job: a new round without it. */
-static void
-act_gone_running(struct job *j, struct node *n)
-{
-	char b[RDZV_HOST_MAX + 32], why[RDZV_HOST_MAX + 64];
-	int was_in = n->state == RDZV_N_ACTIVE || n->state == RDZV_N_DONE;
-
-	node_name(n, b, sizeof(b));
-	node_remove(n);
-	if (!was_in || job_below_min(j, b))
-		return;
-	snprintf(why, sizeof(why), "node %s was lost", b);
-	job_new_round(j, why);
 }
 
 /* A node of a closed job goes away. */
@@ -463,25 +436,19 @@ act_gone_closed(struct job *j, struct node *n)
 	node_remove(n);
 }
 
-/* The last call ended: close the round if MIN nodes are in. */
+/* The last call ended. */
 static void
 act_last_call(struct job *j, struct node *n)
 {
 	j->last_call_armed = 0;
-	if (j->count[RDZV_N_WAIT] >= j->min && j->count[RDZV_N_WAIT] > 0)
-		job_complete(j);
+	job_decide(j, 1, 0);
 }
 
-/* join_timeout passed and no round could be formed. */
+/* join_timeout passed without a round. */
 static void
 act_join_timeout(struct job *j, struct node *n)
 {
-	char why[RDZV_TEXT_MAX + 1];
-
-	snprintf(why, sizeof(why), "no round could be formed within "
-	    "join_timeout (%u s): %zu of at least %u nodes joined",
-	    j->join_ms / 1000, j->count[RDZV_N_WAIT], j->min);
-	job_fail(j, RDZV_FAIL_TIMEOUT, why);
+	job_decide(j, 0, 1);
 }
 
 typedef void (*action)(struct job *, struct node *);
@@ -493,7 +460,7 @@ static const action job_actions[RDZV_J__COUNT][EV__COUNT] = {
 		[EV_FAILED] = act_stopped_forming,
 		[EV_STOPPED] = act_stopped_forming,
 		[EV_DONE] = act_none,
-		[EV_GONE] = act_gone_forming,
+		[EV_GONE] = act_gone,
 		[EV_LASTCALL] = act_last_call,
 		[EV_JOINTIMEOUT] = act_join_timeout,
 	},
@@ -502,7 +469,7 @@ static const action job_actions[RDZV_J__COUNT][EV__COUNT] = {
 		[EV_FAILED] = act_failed_running,
 		[EV_STOPPED] = act_none,
 		[EV_DONE] = act_done_running,
-		[EV_GONE] = act_gone_running,
+		[EV_GONE] = act_gone,
 		[EV_LASTCALL] = act_none,
 		[EV_JOINTIMEOUT] = act_none,
 	},
@@ -578,6 +545,7 @@ job_free(struct job *j)
 	event_free(j->last_call);
 	event_free(j->join_timer);
 	event_free(j->status_timer);
+	node_view_free(j);
 	if (j->orphan_timer != NULL)
 		event_free(j->orphan_timer);
 	free(j->run_id);

@@ -46,8 +46,15 @@ void	rdzv_set_limits(struct rdzv *, const struct rdzv_limits *);
 /* Job states and node states, as rdzv_job_info reports them. */
 enum rdzv_jstate { RDZV_J_JOINING, RDZV_J_RUNNING, RDZV_J_CLOSED,
 	RDZV_J__COUNT };
-enum rdzv_nstate { RDZV_N_NEW, RDZV_N_WAIT, RDZV_N_SPARE, RDZV_N_ACTIVE,
-	RDZV_N_STOPPING, RDZV_N_DONE, RDZV_N__COUNT };
+enum rdzv_nstate {
+	RDZV_N_WAIT,		/* in the round being formed */
+	RDZV_N_SPARE,		/* beyond MAX while a round runs: parked */
+	RDZV_N_ACTIVE,		/* a member of the running round */
+	RDZV_N_STOPPING,	/* told RESTART; its STOPPED not heard yet */
+	RDZV_N_DONE,		/* a member whose workers all exited 0 */
+	RDZV_N_FAILED,		/* a member whose workers failed */
+	RDZV_N__COUNT
+};
 
 struct rdzv_job_info {
 	enum rdzv_jstate state;

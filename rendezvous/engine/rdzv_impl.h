@@ -4,11 +4,12 @@
  *
  *	rdzv.c		the engine object: jobs list, auth key, counters,
  *			the status walk, shutdown
- *	job.c		a job's state machine: job_actions[state][event],
- *			where a round is decided (job_complete) and a
- *			restart is counted (act_failed_running)
+ *	job.c		a job's state machine: job_actions[state][event];
+ *			it asks decide.c what happens and carries it out
+ *			(a round's messages, RESTART, FAIL, timers)
  *	node.c		a node of a job: states, identity hash, keep-alive
- *			deadline, group-rank order
+ *			deadline, and its facts as decide.c sees them
+ *			(the job's view: one slot per node)
  *	rdzv_peer.c	a peer session (one connection): HELLO, AUTH, JOIN,
  *			then node events into the job's table
  *	rdzv_attach.c	the transport over a store's native connections
@@ -36,6 +37,7 @@
 #include <event2/event.h>
 
 #include "auth.h"
+#include "decide.h"
 
 /* rdzv.h first (not included here, so the two never include each other). */
 #ifndef CGRUN_RDZV_H
@@ -67,7 +69,11 @@ struct node {
 	TAILQ_ENTRY(node) entry;
 	struct node	*hnext;		/* identity hash chain */
 	struct job	*job;
-	struct rdzv_peer *peer;		/* NULL while disconnected */
+	struct rdzv_peer *peer;		/* NULL while disconnected: only via
+					 * node_set_peer() */
+	size_t		 slot;		/* its facts: job->view[slot] */
+	int		 gone;		/* dead or left: being removed */
+	char		*name;		/* "host (pid N)", for messages */
 	char		*host;
 	char		*addr;		/* its job store */
 	uint16_t	port;
@@ -101,6 +107,14 @@ struct job {
 	struct node	*hash[NODE_BUCKETS];	/* by (host, pid, local id) */
 	size_t		nnodes;
 	size_t		count[RDZV_N__COUNT];
+	/* The nodes as decide() sees them (node.c keeps them): one slot
+	 * per node, slot_node[] the way back, dcount[] per decide state;
+	 * order[] is decide()'s answer; all with room for cap nodes. */
+	struct decide_node *view;
+	struct node	**slot_node;
+	struct decide_place *order;
+	size_t		cap;
+	size_t		dcount[DECIDE__NSTATES];
 	struct event	*last_call;
 	struct timespec	last_call_at;	/* monotonic deadline when armed */
 	int		last_call_armed;
@@ -167,8 +181,10 @@ void	node_remove(struct node *);
 void	node_enter(struct node *, enum rdzv_nstate);
 void	node_alive(struct node *);
 void	node_send(struct node *, const struct rdzv_msg *);
-int	node_cmp(const void *, const void *);
-const char *node_name(const struct node *, char *, size_t);
+void	node_set_peer(struct node *, struct rdzv_peer *);
+void	node_place(struct node *, int group_rank, uint32_t rank_base);
+void	node_gone(struct node *);
+void	node_view_free(struct job *);
 
 /* rdzv_peer.c */
 void	peer_attach(struct rdzv_peer *, struct node *);

@@ -108,7 +108,7 @@ peer_resume(struct rdzv_peer *p, struct node *n)
 	if (n->peer != NULL)
 		return peer_error(p, "node %s (pid %u) is already joined on "
 		    "another connection", n->host, n->pid);
-	n->peer = p;
+	node_set_peer(n, p);
 	peer_attach(p, n);
 	node_alive(n);
 	job_bound_orphan_check(j);
@@ -368,7 +368,7 @@ rdzv_peer_gone(struct rdzv_peer *p)
 	if (p == NULL)
 		return;
 	if ((n = p->node) != NULL) {
-		n->peer = NULL;
+		node_set_peer(n, NULL);
 		log_info("rdzv job=%s node=%s:%u connection lost", n->job->run_id,
 		    n->host, n->pid);
 	}

@@ -1,4 +1,4 @@
-# Helpers of the etcd scripts (tests/t_etcd_*.sh): a real 3-member etcd
+# Helpers of the etcd scripts (tests/etcd/t_etcd_*.sh): a real 3-member etcd
 # cluster on loopback (tests/etcd/cluster.sh; the script skips with the
 # harness' reason where etcd cannot run) and cgrun agents on loopback
 # addresses 127.0.0.2, ... using it with --rdzv-backend=etcd-v3.  Sourced

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fault injection driver: SIGKILLs at random moments against 2-node cgrun
 # jobs on loopback (127.0.0.2, 127.0.0.3) and one cgrun-rdzvd, and, as
-# root, a network partition in namespaces (tests/t_multinode_netns.sh).
+# root, a network partition in namespaces (tests/multinode/t_multinode_netns.sh).
 #
 #   CGRUN_TOP=. CGRUN_BUILD=build sh tests/faults/driver.sh
 #
@@ -323,7 +323,7 @@ scen_netns() {
 	while [ $k -lt "${FAULT_NETNS_RUNS:-1}" ]; do
 		k=$((k + 1)) RUNS=$((RUNS + 1))
 		t0=$(date +%s)
-		out=$(timeout 200 sh "$TOP/tests/t_multinode_netns.sh" 2>&1); rc=$?
+		out=$(timeout 200 sh "$TOP/tests/multinode/t_multinode_netns.sh" 2>&1); rc=$?
 		if [ $rc = 77 ]; then
 			RUNS=$((RUNS - 1)) SKIPPED="$SKIPPED netns($(echo "$out" | tail -n 1))"
 			return

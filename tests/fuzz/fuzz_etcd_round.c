@@ -1,6 +1,7 @@
 /*
  * fuzz_etcd_round.c: libFuzzer target for the etcd rendezvous' key values
- * (launcher/backend/etcd/etcd_value.c) and its decision (etcd_round.c).
+ * (launcher/backend/etcd/etcd_value.c) and its decision (etcd_round.c:
+ * the snapshot's facts for the round rule, decide.c, and its answer).
  * The input is values separated by NUL bytes: the first is the state
  * key's, each next one a node key's; whatever parses becomes a snapshot,
  * which is decided, and a written state must parse back the same.
@@ -46,6 +47,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	v.max = v.min + (size & 4);
 	v.max_restarts = size & 1;
 	v.last_call_over = (size >> 3) & 1;
+	v.last_call_armed = (size >> 4) & 1;
+	v.join_over = (size >> 5) & 1;
+	v.join_ms = 1000;
 	if ((s = value(&p, end, &len)) != NULL &&
 	    er_state_parse(s, len, &v.state, why, sizeof(why)) == -1)
 		memset(&v.state, 0, sizeof(v.state));

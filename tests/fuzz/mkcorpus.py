@@ -398,3 +398,31 @@ put("fuzz_stackdump", "gdb", b"\x40" + GDB + b"\0" + GDB)
 put("fuzz_stackdump", "eu-stack", b"\x80" + EU + b"\0" + b"\r\n".join(EU.split(b"\n")))
 put("fuzz_stackdump", "py-spy", b"\xff" + PYSPY + b"\0\0" + PYSPY)
 put("fuzz_stackdump", "stack-only", b"\x10Stack (most recent call first):\n  <no Python frame>\n  ...\n")
+
+# ---- the round rule (job: phase round min max budget spent join_s started
+#      armed over join_over pad; then per node: state rank/host nproc flags) ----
+def djob(phase, mn, mx, budget=1, spent=0, started=0, armed=0, over=0,
+         jover=0, rnd=0):
+    return bytes([phase, rnd, mn - 1, mx - mn, budget, spent, 30, started,
+                  armed, over, jover, 0])
+
+
+def dnode(state, host, rank=None, nproc=1, member=None, offline=0, why=0):
+    b1 = host | (0x80 | rank << 3 if rank is not None else 0)
+    b3 = (0x80 | member if member is not None else 0) | offline | why << 1
+    return bytes([state, b1, nproc - 1, b3])
+
+
+W, STOP, RUN, DONE, FAIL, LOST, GONE = range(7)
+put("fuzz_decide", "forming-max",
+    djob(0, 2, 3) + dnode(W, 2) + dnode(W, 6, 1) + dnode(W, 7, 0) +
+    dnode(W, 3) + dnode(W, 4))
+put("fuzz_decide", "forming-restart",
+    djob(0, 2, 3, started=1, rnd=2) + dnode(W, 0) + dnode(W, 1) +
+    dnode(STOP, 2))
+put("fuzz_decide", "running-failed",
+    djob(1, 2, 3, budget=1) + dnode(RUN, 0, member=0) +
+    dnode(FAIL, 1, member=1, why=1) + dnode(RUN, 2, member=2, offline=1))
+put("fuzz_decide", "running-lost",
+    djob(1, 2, 2) + dnode(DONE, 0, member=0) + dnode(LOST, 1, member=1) +
+    dnode(W, 2))

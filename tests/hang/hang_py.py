@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A plain Python worker (no torch) for tests/t_hang_python.sh: each rank
+"""A plain Python worker (no torch) for tests/hang/t_hang_python.sh: each rank
 sends a heartbeat (a datagram on the fd CGRUN_HEARTBEAT_FD names) every
 0.05 s for STEPS steps, then prints "rank R done attempt A".  On attempt 0
 rank HANG_RANK blocks forever in hang_here() at step HANG_AT_STEP; the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """examples/ddp/train.py with a hang injected, for the hang tests
-(tests/t_hang_*.sh).  Same options, same weights; in addition:
+(tests/hang/t_hang_*.sh).  Same options, same weights; in addition:
 
   HANG_AT_STEP=S HANG_RANK=R   on attempt 0, rank R blocks forever in
                                hang_here() just before step S (a deadlock

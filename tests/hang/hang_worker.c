@@ -1,6 +1,6 @@
 /*
  * hang_worker.c: a native libcgrun worker for the hang tests
- * (tests/t_hang_native.sh).  Every step each rank prints "rank R step S"
+ * (tests/hang/t_hang_native.sh).  Every step each rank prints "rank R step S"
  * and meets the others at a store barrier; on the first attempt, rank
  * HANG_RANK blocks forever in hang_here() before step HANG_AT_STEP, so
  * the others wait in cgrun_barrier() until cgrun notices.  Prints

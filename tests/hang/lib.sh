@@ -1,4 +1,4 @@
-# Helpers of the hang tests (tests/t_hang_*.sh): a 4-rank DDP job
+# Helpers of the hang tests (tests/hang/t_hang_*.sh): a 4-rank DDP job
 # (tests/hang/hang_train.py, examples/ddp/train.py with a hang injected)
 # under cgrun, and the checks of cgrun's hang diagnosis.  Sourced after
 # tests/interop/lib.sh (T, PIDS, skip, need_torch*).

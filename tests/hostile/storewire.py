@@ -1,4 +1,4 @@
-"""What the hostile store clients share (tests/abuse_pressure.py,
+"""What the hostile store clients share (tests/daemon/abuse_pressure.py,
 tests/hostile/unread_replies.py): TCPStore framing, a connection to the
 daemon on loopback, exact reads, and the daemon's resident memory."""
 import socket

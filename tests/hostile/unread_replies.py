@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Clients that ask for large values and never read the replies
-(tests/t_hostile_unread.sh).
+(tests/hostile/t_hostile_unread.sh).
 
 Usage: unread_replies.py PORT PID LOGFILE
 

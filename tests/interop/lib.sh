@@ -1,6 +1,6 @@
-# Shared helpers of the interop scripts (tests/t_interop_*.sh,
-# t_gloo_*.sh, t_client_vs_*.sh).  Sourced; expects CGRUN_TOP and
-# CGRUN_BUILD.  Every wait has a deadline and says what it waited for.
+# Shared helpers of the interop scripts (tests/interop/t_*.sh) and of
+# most black-box scripts that run cgrun-rdzvd or torch.  Sourced; expects
+# CGRUN_TOP and CGRUN_BUILD.  Every wait has a deadline and says what it waited for.
 
 TOP=${CGRUN_TOP:?CGRUN_TOP not set}
 BUILD_DIR=${CGRUN_BUILD:?CGRUN_BUILD not set}
@@ -85,11 +85,11 @@ start_torch_server() {
 	TS_PORT=$(cat "$T/ts.port")
 }
 
-# build_tool NAME: compile tests/tools/NAME.c against libcgrun.a into $T.
+# build_tool NAME: compile tests/interop/NAME.c against libcgrun.a into $T.
 build_tool() {
 	${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$TOP/include" \
-		-o "$T/$1" "$TOP/tests/tools/$1.c" "$BUILD_DIR/libcgrun.a" -lpthread ||
-		{ echo "FAIL: cannot build tests/tools/$1.c"; exit 1; }
+		-o "$T/$1" "$TOP/tests/interop/$1.c" "$BUILD_DIR/libcgrun.a" -lpthread ||
+		{ echo "FAIL: cannot build tests/interop/$1.c"; exit 1; }
 }
 
 # gloo_job RUNNER PORT: 4 gloo workers against the store at 127.0.0.1:PORT;

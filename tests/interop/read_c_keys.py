@@ -1,4 +1,4 @@
-"""The Python half of tests/t_client_vs_torch26.sh: read what the C client
+"""The Python half of tests/interop/t_client_vs_torch26.sh: read what the C client
 wrote through torch's own PrefixStore, then answer through one.
 
 usage: python read_c_keys.py PORT

@@ -1,4 +1,4 @@
-# Helpers of the multi-node scripts (tests/t_multinode_*.sh): several cgrun
+# Helpers of the multi-node scripts (tests/multinode/t_multinode_*.sh): several cgrun
 # agents on loopback addresses 127.0.0.2, 127.0.0.3, ... against one
 # cgrun-rdzvd.  Sourced after tests/interop/lib.sh (T, PIDS, skip,
 # start_rdzvd, need_torch*).  Every wait has a deadline and says what it

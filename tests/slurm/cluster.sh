@@ -1,6 +1,6 @@
 # A real Slurm cluster (Debian 12's slurmctld, slurmd and munged, Slurm
 # 22.05) on this one machine, for the black-box tests
-# tests/t_slurm_cluster_*.sh.  Sourced; a test does:
+# tests/slurm/t_slurm_cluster_*.sh.  Sourced; a test does:
 #
 #	. "$CGRUN_TOP/tests/slurm/cluster.sh"
 #	slurm_need              # or exit 77 with the reason on the last line
@@ -145,7 +145,7 @@ slurm_gpus() {
 # this environment) see the nodes' fake GPUs: the fake NVML built with the
 # tests, describing $SL_GPUS GPUs in PCI order (UUIDs GPU-slurm-0..).
 slurm_fake_nvml() {
-	CGRUN_NVML_LIBRARY=$CGRUN_BUILD/tests/fake_nvml/libnvidia-ml.so.1
+	CGRUN_NVML_LIBRARY=$CGRUN_BUILD/tests/place/fake_nvml/libnvidia-ml.so.1
 	[ -f "$CGRUN_NVML_LIBRARY" ] || slurm_fail "fake NVML not built: $CGRUN_NVML_LIBRARY"
 	FAKE_NVML_GPUS=
 	for g in $(seq 0 $((SL_GPUS - 1))); do

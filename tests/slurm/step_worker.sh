@@ -1,5 +1,5 @@
 #!/bin/sh
-# A worker of the Slurm cluster tests (tests/t_slurm_cluster_*.sh), started
+# A worker of the Slurm cluster tests (tests/slurm/t_slurm_cluster_*.sh), started
 # by cgrun inside an srun step.  It records what cgrun gave it in
 # $OUT/env.STEP.RANK (with its SLURM_NODEID, CUDA_VISIBLE_DEVICES and
 # CPU affinity) and announces itself in $OUT/ready.STEP.RANK.  Then,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A worker of tests/t_slurm_cluster_signal.sh, started by cgrun in an srun
+"""A worker of tests/slurm/t_slurm_cluster_signal.sh, started by cgrun in an srun
 step: it waits (60 s at most) for SIGUSR1, then "checkpoints" and exits 0.
 
 Its main process starts one child in the same process group (a process

@@ -129,6 +129,7 @@ etcd_rejoin(struct etcd *e, uint32_t r)
 {
 	e->me.round = r;
 	e->me.st = ER_WAIT;
+	e->me.why[0] = '\0';
 	etcd_sync_put_node(e->sync, &e->me);
 	etcd_enter(e, L_JOINING);
 	etcd_timers_round(e, r);
@@ -266,6 +267,8 @@ etcd_decide(struct etcd *e, struct er_view *v)
 	v->min = (uint32_t)e->cfg.opts->nnodes_min;
 	v->max = (uint32_t)e->cfg.opts->nnodes_max;
 	v->max_restarts = (uint32_t)e->cfg.opts->max_restarts;
+	v->join_ms = e->conf.c.join_ms;
+	v->last_call_armed = e->lc_armed && e->timers_round == v->state.round;
 	v->last_call_over = e->lc_over && e->timers_round == v->state.round;
 	v->join_over = e->join_over && e->timers_round == v->state.round;
 	switch (er_decide(v, &e->next)) {
@@ -282,8 +285,8 @@ etcd_decide(struct etcd *e, struct er_view *v)
 			evtimer_add(e->last_call, &tv);
 		}
 		break;
-	case ER_DISARM_LAST_CALL:
-		e->lc_armed = 0;
+	case ER_DISARM_LAST_CALL:	/* MIN again later: a fresh last call */
+		e->lc_armed = e->lc_over = 0;
 		evtimer_del(e->last_call);
 		break;
 	default:
@@ -427,6 +430,9 @@ etcd_workers_failed(struct backend *b, const char *why)
 	}
 	e->me.st = ER_FAILED_ST;
 	e->me.round = e->info.round;
+	/* the other nodes hear why; the state's field holds this much */
+	snprintf(e->me.why, sizeof(e->me.why), "%.*s",
+	    (int)sizeof(e->me.why) - 1, why != NULL ? why : "");
 	etcd_sync_put_node(e->sync, &e->me);
 	etcd_enter(e, L_FAILED);
 }

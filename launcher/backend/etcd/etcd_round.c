@@ -1,31 +1,29 @@
 /*
  * etcd_round.c: the etcd rendezvous' decision (etcd_round.h), a pure
- * function of one snapshot of the run's keys.  Rules, in the order they
- * are tried, with the c10d engine's (rendezvous/engine/job.c) as model:
+ * function of one snapshot of the run's keys.  It decides nothing itself:
+ * it creates the job's state key when there is none, turns the snapshot
+ * into the facts of the round rule (rendezvous/engine/decide.c, which the
+ * c10d engine asks too) and the rule's answer into the next state key.
  *
- *   no state key            create it: round 0 joining, this agent's
- *                           MIN:MAX and max_restarts (agreed per job)
- *   JOINING round R         started and fewer than MIN nodes alive: fail;
- *                           MAX waiting: decide; MIN waiting and nobody
- *                           else to wait for (a restart): decide; MIN
- *                           waiting: last call, decide when it ends;
- *                           join timeout ended: fail
- *   RUNNING round R         a member's key is gone (lease): new round,
- *                           or fail below MIN; a member's workers failed:
- *                           spend a restart (budget_spend) and start a new
- *                           round, or fail; every member done: finished;
- *                           a node waits and fewer than MAX run: new round
- *   FINISHED, FAILED        nothing
+ * Facts from the keys, for round R of the state key:
  *
- * "Deciding" a round: the first MAX waiting nodes in (host, arrival) order
- * are its members, group rank = position; the others are spares; rank 0's
- * job store is the round's store.
+ *   JOINING R    a node key "wait" for R: waiting; any other: yet to come
+ *                back (stopping); a member of the last round whose key is
+ *                gone: gone (named if too few are left)
+ *   RUNNING R    a member's key "wait"/"done"/"failed" for R: running,
+ *                done, failed (a member's key naming another round:
+ *                running); a member whose key is gone: lost; another
+ *                node "wait": a spare; "done"/"failed": left behind
+ *
+ * Node keys are matched to members by id through a sorted index: the
+ * whole decision is O(K log K) in the run's K nodes.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
+#include "decide.h"
 #include "etcd_round.h"
 
 static const char *const phase_names[] = {
@@ -39,6 +37,20 @@ static const char *const st_names[] = {
 };
 _Static_assert(sizeof(st_names) / sizeof(st_names[0]) == ER__STS,
     "a node state without a name");
+
+_Static_assert(sizeof(phase_names) / sizeof(phase_names[0]) == ER__PHASES,
+    "phase_names does not match enum er_phase");
+_Static_assert(sizeof(st_names) / sizeof(st_names[0]) == ER__STS,
+    "st_names does not match enum er_st");
+
+/* The round rule's facts of one snapshot (er_facts_*). */
+struct er_facts {
+	struct decide_view	 v;
+	struct decide_node	*nodes;	/* the keys, then lost members */
+	struct decide_place	*order;
+	size_t			*by_id;	/* key indices sorted by id */
+	int			*member; /* per key: member index, or -1 */
+};
 
 /* The name of a phase. */
 const char *
@@ -78,181 +90,211 @@ er_view_node(const struct er_view *v, const char *id)
 	return NULL;
 }
 
-/*
- * Group rank order: the node rank a batch system gave (SLURM_NODEID; nodes
- * without one after those with one), then host, then arrival (the key's
- * create revision).
- */
+/* qsort_r/bsearch order of two keys by id (arg: the view). */
 static int
-node_cmp(const void *a, const void *b)
+er_id_cmp(const void *a, const void *b, void *arg)
 {
-	const struct er_node *x = *(const struct er_node *const *)a;
-	const struct er_node *y = *(const struct er_node *const *)b;
+	const struct er_view *v = arg;
+
+	return strcmp(v->nodes[*(const size_t *)a].id,
+	    v->nodes[*(const size_t *)b].id);
+}
+
+/* The key of node id, by binary search in f->by_id; or -1. */
+static long
+er_find(const struct er_view *v, const struct er_facts *f, const char *id)
+{
+	size_t lo = 0, hi = v->nnodes, mid;
 	int c;
 
-	if (x->node_rank != y->node_rank)
-		return y->node_rank < 0 ? -1 : x->node_rank < 0 ? 1 :
-		    x->node_rank < y->node_rank ? -1 : 1;
-	if ((c = strcmp(x->host, y->host)) != 0)
-		return c;
-	return x->create_rev < y->create_rev ? -1 : x->create_rev >
-	    y->create_rev;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = strcmp(id, v->nodes[f->by_id[mid]].id)) == 0)
+			return (long)f->by_id[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
 }
 
-/* The nodes waiting for round r, sorted; their number. */
-static size_t
-waiting(const struct er_view *v, uint32_t r, const struct er_node **w)
+/* Free the facts. */
+static void
+er_facts_free(struct er_facts *f)
 {
-	size_t i, n = 0;
+	free(f->nodes);
+	free(f->order);
+	free(f->by_id);
+	free(f->member);
+}
 
+/* What one node key is to the round rule (see the table above). */
+static enum decide_nstate
+er_key_state(const struct er_state *s, const struct er_node *n, int member)
+{
+	if (s->phase == ER_JOINING)
+		return n->st == ER_WAIT && n->round == s->round ?
+		    DECIDE_WAITING : DECIDE_STOPPING;
+	if (member < 0)
+		return n->st == ER_WAIT ? DECIDE_WAITING : DECIDE_STOPPING;
+	if (n->round != s->round || n->st == ER_WAIT)
+		return DECIDE_RUNNING;
+	return n->st == ER_DONE ? DECIDE_DONE : DECIDE_FAILED;
+}
+
+/* One node key's facts. */
+static void
+er_key_facts(const struct er_view *v, size_t i, int member,
+    struct decide_node *d)
+{
+	const struct er_node *n = &v->nodes[i];
+
+	memset(d, 0, sizeof(*d));
+	d->name = n->id;
+	d->host = n->host;
+	d->addr = n->addr;
+	d->why = n->why;
+	d->arrival = (uint64_t)n->create_rev;
+	d->node_rank = n->node_rank;
+	d->group_rank = member;
+	d->nproc = n->nproc;
+	d->port = n->port;
+	d->state = (uint8_t)er_key_state(&v->state, n, member);
+}
+
+/* A member of the last round whose key is gone: lost (RUNNING) or gone
+ * (JOINING); named by its id, ordered by its group rank. */
+static void
+er_gone_facts(const struct er_state *s, size_t m, struct decide_node *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->name = s->members[m].id;
+	d->host = "";
+	d->addr = "";
+	d->arrival = m;
+	d->node_rank = -1;
+	d->group_rank = (int32_t)m;
+	d->nproc = s->members[m].nproc;
+	d->state = s->phase == ER_RUNNING ? DECIDE_LOST : DECIDE_GONE;
+}
+
+/* The round rule's view of snapshot v; -1 when out of memory. */
+static int
+er_facts(const struct er_view *v, struct er_facts *f)
+{
+	const struct er_state *s = &v->state;
+	size_t i, n = v->nnodes, k = v->nnodes + s->nmembers;
+	long at;
+
+	memset(f, 0, sizeof(*f));
+	f->nodes = calloc(k + 1, sizeof(*f->nodes));
+	f->order = calloc(k + 1, sizeof(*f->order));
+	f->by_id = calloc(n + 1, sizeof(*f->by_id));
+	f->member = calloc(n + 1, sizeof(*f->member));
+	if (f->nodes == NULL || f->order == NULL || f->by_id == NULL ||
+	    f->member == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		f->by_id[i] = i;
+		f->member[i] = -1;
+	}
+	/* const only for qsort_r's sake: the view is read, not written */
+	qsort_r(f->by_id, n, sizeof(*f->by_id), er_id_cmp,
+	    (void *)(uintptr_t)v);
+	for (i = 0; i < s->nmembers; i++)
+		if ((at = er_find(v, f, s->members[i].id)) >= 0)
+			f->member[at] = (int)i;
+		else
+			er_gone_facts(s, i, &f->nodes[n++]);
 	for (i = 0; i < v->nnodes; i++)
-		if (v->nodes[i].st == ER_WAIT && v->nodes[i].round == r)
-			w[n++] = &v->nodes[i];
-	qsort(w, n, sizeof(*w), node_cmp);
-	return n;
+		er_key_facts(v, i, f->member[i], &f->nodes[i]);
+	f->v.nodes = f->nodes;
+	f->v.nnodes = n;
+	f->v.job.phase = s->phase == ER_JOINING ? DECIDE_JOB_FORMING :
+	    s->phase == ER_RUNNING ? DECIDE_JOB_RUNNING : DECIDE_JOB_CLOSED;
+	f->v.job.round = s->round;
+	f->v.job.min = s->min;
+	f->v.job.max = s->max;
+	f->v.job.max_restarts = s->max_restarts;
+	f->v.job.restarts = s->restarts;
+	f->v.job.join_timeout_ms = v->join_ms;
+	f->v.job.started = (uint8_t)(s->started != 0);
+	f->v.job.last_call_armed = (uint8_t)(v->last_call_armed != 0);
+	f->v.job.last_call_over = (uint8_t)(v->last_call_over != 0);
+	f->v.job.join_timeout_over = (uint8_t)(v->join_over != 0);
+	decide_count(&f->v);
+	return 0;
 }
 
-/* Nodes alive that have not come back to round r yet. */
-static size_t
-stale(const struct er_view *v, uint32_t r)
+/* The decided round as the next state: members in group-rank order, the
+ * job store of group rank 0. */
+static void
+er_round(const struct er_facts *f, const struct decide_out *o,
+    struct er_state *next)
 {
-	size_t i, n = 0;
-
-	for (i = 0; i < v->nnodes; i++)
-		n += v->nodes[i].round < r;
-	return n;
-}
-
-/* The job cannot go on. */
-static enum er_action
-fail(struct er_state *next, const char *culprit, const char *why)
-{
-	next->phase = ER_FAILED;
-	snprintf(next->why, sizeof(next->why), "%s", why);
-	snprintf(next->culprit, sizeof(next->culprit), "%s", culprit);
-	return ER_WRITE;
-}
-
-/* A new round forms: everyone stops and joins round + 1. */
-static enum er_action
-new_round(struct er_state *next, const char *why)
-{
-	next->round++;
-	next->phase = ER_JOINING;
-	/* why may be longer than the state's field: cut, on purpose */
-	snprintf(next->why, sizeof(next->why), "%.*s",
-	    (int)sizeof(next->why) - 1, why);
-	return ER_WRITE;
-}
-
-/* Decide the round: the first MAX of the n waiting nodes are members. */
-static enum er_action
-complete(struct er_state *next, const struct er_node **w, size_t n)
-{
-	size_t i, np = n < next->max ? n : next->max;
+	const struct decide_node *d;
+	size_t i;
 
 	next->phase = ER_RUNNING;
 	next->started = 1;
-	next->nmembers = np;
-	next->world = 0;
-	for (i = 0; i < np; i++) {
+	next->nmembers = o->nmembers;
+	next->world = o->world;
+	for (i = 0; i < o->nmembers; i++) {
+		d = &f->nodes[f->order[i].node];
 		snprintf(next->members[i].id, sizeof(next->members[i].id), "%s",
-		    w[i]->id);
-		next->members[i].nproc = w[i]->nproc;
-		next->world += w[i]->nproc;
+		    d->name);
+		next->members[i].nproc = d->nproc;
 	}
-	snprintf(next->addr, sizeof(next->addr), "%s", w[0]->addr);
-	next->port = w[0]->port;
-	snprintf(next->why, sizeof(next->why), "%zu node(s), %zu spare(s)", np,
-	    n - np);
-	return ER_WRITE;
+	d = &f->nodes[f->order[0].node];
+	snprintf(next->addr, sizeof(next->addr), "%s", d->addr);
+	next->port = d->port;
 }
 
-/* JOINING: close the round, arm the last call, or wait. */
+/* The rule's answer as the next state (or a change of the last call). */
 static enum er_action
-decide_joining(const struct er_view *v, struct er_state *next)
+er_carry(const struct er_facts *f, const struct decide_out *o,
+    struct er_state *next)
 {
-	const struct er_node *w[ER_NODES_MAX];
-	size_t nw = waiting(v, next->round, w);
-	char why[ER_WHY_MAX];
-
-	if (next->started && v->nnodes < next->min) {
-		snprintf(why, sizeof(why), "%zu node(s) remain, fewer than the "
-		    "minimum %u", v->nnodes, next->min);
-		return fail(next, "", why);
-	}
-	if (nw > 0 && (nw >= next->max || (nw >= next->min &&
-	    ((next->started && stale(v, next->round) == 0) ||
-	    v->last_call_over))))
-		return complete(next, w, nw);
-	if (v->join_over) {
-		snprintf(why, sizeof(why), "no round could be formed within "
-		    "join_timeout: %zu of at least %u nodes joined", nw,
-		    next->min);
-		return fail(next, "", why);
-	}
-	return nw > 0 && nw >= next->min ? ER_ARM_LAST_CALL :
-	    ER_DISARM_LAST_CALL;
-}
-
-/* RUNNING: lost members, failed workers, the end, scale-up. */
-static enum er_action
-decide_running(const struct er_view *v, struct er_state *next)
-{
-	const struct er_node *n, *first = NULL;
-	char why[ER_WHY_MAX + ER_ID_MAX];
-	size_t i, done = 0;
-
-	for (i = 0; i < next->nmembers; i++)
-		if (er_view_node(v, next->members[i].id) == NULL) {
-			snprintf(why, sizeof(why), "node %s was lost",
-			    next->members[i].id);
-			if (v->nnodes < next->min) {
-				snprintf(why + strlen(why), sizeof(why) -
-				    strlen(why), " and %zu node(s) remain, "
-				    "fewer than the minimum %u", v->nnodes,
-				    next->min);
-				return fail(next, "", why);
-			}
-			return new_round(next, why);
-		}
-	for (i = 0; i < next->nmembers; i++) {
-		n = er_view_node(v, next->members[i].id);
-		if (n == NULL || n->round != next->round)
-			continue;
-		if (n->st == ER_FAILED_ST) {
-			snprintf(why, sizeof(why), "workers failed on node %s",
-			    n->id);
-			if (budget_spend(&next->restarts, next->max_restarts))
-				return new_round(next, why);
-			snprintf(why + strlen(why), sizeof(why) - strlen(why),
-			    " and no restarts are left (%u/%u spent)",
-			    next->restarts, next->max_restarts);
-			return fail(next, n->id, why);
-		}
-		done += n->st == ER_DONE;
-	}
-	if (done == next->nmembers) {
+	next->restarts = o->restarts;
+	switch (o->verdict) {
+	case DECIDE_ARM_LAST_CALL:
+		return ER_ARM_LAST_CALL;
+	case DECIDE_DISARM_LAST_CALL:
+		return ER_DISARM_LAST_CALL;
+	case DECIDE_ROUND:
+		er_round(f, o, next);
+		break;
+	case DECIDE_NEW_ROUND:
+		next->round++;
+		next->phase = ER_JOINING;
+		break;
+	case DECIDE_FAIL:
+		next->phase = ER_FAILED;
+		snprintf(next->culprit, sizeof(next->culprit), "%s",
+		    o->reason == RDZV_FAIL_RESTARTS && o->node < f->v.nnodes ?
+		    f->nodes[o->node].name : "");
+		break;
+	case DECIDE_FINISH:
 		next->phase = ER_FINISHED;
-		snprintf(next->why, sizeof(next->why), "every node's workers "
-		    "succeeded");
-		return ER_WRITE;
+		break;
+	default:
+		return ER_NONE;
 	}
-	for (i = 0; i < v->nnodes && first == NULL; i++)
-		if (v->nodes[i].st == ER_WAIT &&
-		    er_member_index(next, v->nodes[i].id) == -1)
-			first = &v->nodes[i];
-	if (first != NULL && next->nmembers < next->max) {
-		snprintf(why, sizeof(why), "node %s joined", first->id);
-		return new_round(next, why);
-	}
-	return ER_NONE;
+	/* the rule's words may be longer than the state's field: cut */
+	snprintf(next->why, sizeof(next->why), "%.*s",
+	    (int)sizeof(next->why) - 1, o->text);
+	return ER_WRITE;
 }
 
 /* What the job does next (see etcd_round.h). */
 enum er_action
 er_decide(const struct er_view *v, struct er_state *next)
 {
+	struct er_facts f;
+	struct decide_out o;
+	enum er_action a = ER_NONE;
+
 	*next = v->state;
 	if (!v->state.exists) {
 		memset(next, 0, sizeof(*next));
@@ -263,12 +305,12 @@ er_decide(const struct er_view *v, struct er_state *next)
 		snprintf(next->why, sizeof(next->why), "job created");
 		return ER_WRITE;
 	}
-	switch (v->state.phase) {
-	case ER_JOINING:
-		return decide_joining(v, next);
-	case ER_RUNNING:
-		return decide_running(v, next);
-	default:
+	if (v->state.phase != ER_JOINING && v->state.phase != ER_RUNNING)
 		return ER_NONE;
+	if (er_facts(v, &f) == 0) {	/* else: the next snapshot retries */
+		decide(&f.v, f.order, &o);
+		a = er_carry(&f, &o, next);
 	}
+	er_facts_free(&f);
+	return a;
 }

@@ -10,9 +10,9 @@
  *   state        {"round","phase","restarts","max_restarts","min","max",
  *                 "started","members":[{"id","nproc"}...],"addr","port",
  *                 "world","why","culprit"}          no lease
- *   nodes/<id>   {"host","nproc","addr","port","round","st"}
- *                                                   the agent's lease
- * The semantics are the c10d backend's (rendezvous/engine/job.c): MIN:MAX
+ *   nodes/<id>   {"host","nproc","addr","port","round","st"[,"node_rank"]
+ *                 [,"why"]}                         the agent's lease
+ * The rule is the c10d engine's, the same function (decide.c): MIN:MAX
  * nodes, last call, spares beyond MAX, scale-up, a lost node starts a new
  * round without spending a restart, a failure spends one of the job's
  * max_restarts (the first agent's value, kept in the state).
@@ -60,6 +60,7 @@ struct er_node {
 	enum er_st	 st;
 	int64_t		 create_rev;	/* arrival order */
 	int32_t		 node_rank;	/* SLURM_NODEID: rank order; -1 none */
+	char		 why[ER_WHY_MAX];	/* "failed": what failed */
 };
 
 /* One snapshot of a run's keys and what this agent knows locally. */
@@ -68,6 +69,8 @@ struct er_view {
 	struct er_node	 nodes[ER_NODES_MAX];
 	size_t		 nnodes;
 	uint32_t	 min, max, max_restarts;	/* this agent's options */
+	uint32_t	 join_ms;		/* its join_timeout */
+	int		 last_call_armed;	/* its last call timer runs */
 	int		 last_call_over;	/* its last call timer ended */
 	int		 join_over;		/* its join timeout ended */
 	/* why the state key's value is not cgrun's; "" when it is */
@@ -79,7 +82,8 @@ enum er_action { ER_NONE, ER_WRITE, ER_ARM_LAST_CALL, ER_DISARM_LAST_CALL };
 /*
  * What the job does next: ER_WRITE with *next (the whole new state) to be
  * written if the state is still at v->state.mod_rev, or a change of the
- * last call timer, or nothing.  Pure: v is not changed.
+ * last call timer, or nothing (also when out of memory: the next snapshot
+ * asks again).  Pure: v is not changed.  The round rule is decide.c's.
  */
 enum er_action er_decide(const struct er_view *v, struct er_state *next);
 

@@ -85,6 +85,8 @@ er_node_json(const struct er_node *n)
 	add_s(o, "st", er_st_name(n->st));
 	if (n->node_rank >= 0)
 		add_u(o, "node_rank", (uint32_t)n->node_rank);
+	if (n->st == ER_FAILED_ST && n->why[0] != '\0')
+		add_s(o, "why", n->why);
 	return finish(o);
 }
 
@@ -243,6 +245,8 @@ er_node_parse(const char *buf, size_t len, struct er_node *n,
 	}
 	st = get_name(o, "st", 1);
 	bad = st == -1 || get_s(o, "host", n->host, sizeof(n->host)) ||
+	    (json_object_object_get_ex(o, "why", NULL) &&
+	    get_s(o, "why", n->why, sizeof(n->why))) ||
 	    get_u(o, "nproc", 1u << 20, &n->nproc) ||
 	    get_s(o, "addr", n->addr, sizeof(n->addr)) ||
 	    get_u(o, "port", 65535, &n->port) ||
