@@ -21,6 +21,11 @@ SBINDIR     ?= $(PREFIX)/sbin
 LIBDIR      ?= $(PREFIX)/lib
 INCLUDEDIR  ?= $(PREFIX)/include
 MANDIR      ?= $(PREFIX)/share/man
+DATADIR     ?= $(PREFIX)/share
+# bash-completion's place for DATADIR (/usr/share/bash-completion/completions
+# with PREFIX=/usr), from its .pc where it is installed.
+BASHCOMPDIR ?= $(or $(shell $(PKG_CONFIG) --define-variable=datadir=$(DATADIR) \
+	--variable=completionsdir bash-completion 2>/dev/null),$(DATADIR)/bash-completion/completions)
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 SYSCONFDIR  ?= /etc
 UNITDIR     ?= $(PREFIX)/lib/systemd/system
@@ -276,6 +281,10 @@ install: all
 	for m in man/*.1; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man1/ || true; done
 	for m in man/*.3; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man3/ || true; done
 	for m in man/*.8; do [ -f "$$m" ] && install -m 644 $$m $(DESTDIR)$(MANDIR)/man8/ || true; done
+	install -d $(DESTDIR)$(DATADIR)/cgrun $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 docs/event-log.schema.json $(DESTDIR)$(DATADIR)/cgrun/
+	install -m 644 completion/cgrun.bash $(DESTDIR)$(BASHCOMPDIR)/cgrun
+	install -m 644 completion/cgrun.bash $(DESTDIR)$(BASHCOMPDIR)/cgrun-rdzvd
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/cgrun
 	for u in rendezvous/systemd/cgrun-rdzvd.service rendezvous/systemd/cgrun-rdzvd.socket; do \
 	  sed -e 's|/usr/sbin/cgrun-rdzvd|$(SBINDIR)/cgrun-rdzvd|' -e 's|/etc/cgrun/|$(SYSCONFDIR)/cgrun/|' \
@@ -288,7 +297,8 @@ uninstall:
 	  $(DESTDIR)$(LIBDIR)/libcgrun.* $(DESTDIR)$(LIBDIR)/libcgrun-nccl.* \
 	  $(DESTDIR)$(PKGCONFIGDIR)/cgrun.pc $(DESTDIR)$(PKGCONFIGDIR)/cgrun-nccl.pc \
 	  $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.service $(DESTDIR)$(UNITDIR)/cgrun-rdzvd.socket
-	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgrun
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/cgrun $(DESTDIR)$(BASHCOMPDIR)/cgrun-rdzvd
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/cgrun $(DESTDIR)$(DATADIR)/cgrun
 
 clean:
 	rm -rf $(BUILD)

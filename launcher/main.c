@@ -136,6 +136,10 @@ main(int argc, char **argv)
 	if ((agent = agent_new(base, &o, nproc, plan, &status, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "cgrun: %s\n", err);
+		plan_free(plan);
+		tty_end();
+		event_base_free(base);
+		options_free(&o);
 		return status;
 	}
 	status = agent_run(agent);

@@ -264,7 +264,8 @@ rdzvd_http(struct rdzvd *d, int http_fd)
 
 	if (http_fd == -1 && cfg->http_port < 0)
 		return;
-	if ((d->http = http_new(d->base)) == NULL ||
+	if ((d->http = http_new(d->base, RDZVD_NAME)) == NULL ||
+	    http_add_self(d->http) == -1 ||
 	    http_add_store(d->http, d->store) == -1 ||
 	    http_add_rdzv(d->http, d->rdzv) == -1)
 		fatalx("http: out of memory");

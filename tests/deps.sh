@@ -9,7 +9,8 @@ if [ -z "$CGRUN_DEPS_MINIMAL" ]; then
 	pkgs="$pkgs check mandoc iproute2 hwloc clang libclang-rt-14-dev valgrind
 systemd debhelper dpkg-dev fakeroot psmisc util-linux ca-certificates
 debian-archive-keyring strace g++ build-essential bsdutils tmux
-slurmctld slurmd slurm-client munge etcd-server etcd-client"
+slurmctld slurmd slurm-client munge etcd-server etcd-client
+prometheus prometheus-node-exporter bash-completion python3-jsonschema"
 fi
 missing=
 for p in $pkgs; do

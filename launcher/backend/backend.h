@@ -91,6 +91,8 @@ struct backend {
 	const struct backend_ops *ops;
 	struct backend_cb	  cb;
 	struct event_base	 *base;
+	const char		 *run_id;	/* known before a round, when
+						 * not --rdzv-id (NULL) */
 };
 
 /* A backend's constructor: NULL with err (a usage error) on failure. */

@@ -224,6 +224,7 @@ local_alloc(struct event_base *base, const struct backend_config *cfg,
 	l->hdr.ops = ops;
 	l->hdr.cb = *cb;
 	l->hdr.base = base;
+	l->hdr.run_id = l->info.run_id;	/* filled by the constructors */
 	l->cfg = *cfg;
 	l->info.local_world_size = cfg->nproc;
 	return l;

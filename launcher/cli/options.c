@@ -80,8 +80,9 @@ static const struct opt_def opt_table[] = {
 	  "once" },
 	{ "start-method", 0, K_STR, O_PET, F(start_method), "spawn|fork|forkserver",
 	  "accepted for compatibility (scripts are always executed)" },
-	{ "event-log-handler", 0, K_STR, O_PET, F(event_log_handler), "NAME",
-	  "accepted for compatibility" },
+	{ "event-log-handler", 0, K_STR, O_PET, F(event_log_handler),
+	  "null|console|dynamic_rendezvous",
+	  "console: the event log on stderr (unless --event-log)" },
 	{ "role", 0, K_STR, O_PET, F(role), "NAME",
 	  "worker role, ROLE_NAME (default \"default\")" },
 	{ "module", 'm', K_FLAG, O_PET, F(module), NULL,
@@ -112,7 +113,7 @@ static const struct opt_def opt_table[] = {
 	  "address this node advertises (default: its host name)" },
 	{ "auth-token-file", 0, K_STR, O_CGRUN, F(auth_token_file), "FILE",
 	  "c10d: prove this agent knows the secret in FILE to cgrun-rdzvd" },
-	{ "logs-specs", 0, K_STR, O_TORCHRUN, F(logs_specs), "NAME",
+	{ "logs-specs", 0, K_STR, O_TORCHRUN, F(logs_specs), "default",
 	  "only \"default\" (torchrun's built-in layout)" },
 	{ "numa-binding", 0, K_STR, O_TORCHRUN, F(numa_binding),
 	  "node|socket|exclusive|core-complex", "bind each rank near its GPU" },
@@ -131,6 +132,12 @@ static const struct opt_def opt_table[] = {
 	  "10m and --hang-timeout)" },
 	{ "hang-progress", 0, K_STR, O_CGRUN, F(hang_progress), "heartbeat|output",
 	  "output: any line a rank writes is progress too" },
+	{ "event-log", 0, K_STR, O_CGRUN, F(event_log), "FILE|fd:N",
+	  "append one JSON record per job event (docs/event-log.md)" },
+	{ "metrics-file", 0, K_STR, O_CGRUN, F(metrics_file), "FILE",
+	  "keep the agent's metrics in FILE (node_exporter's textfile)" },
+	{ "metrics-port", 0, K_STR, O_CGRUN, F(metrics_port), "[HOST:]PORT",
+	  "serve the agent's /metrics (host default 127.0.0.1; 0: any)" },
 	{ "exit-barrier-timeout", 0, K_DURATION, O_CGRUN, F(exit_barrier_timeout),
 	  "DURATION", "wait for the other nodes after success (default 300)" },
 	{ "virtual-local-rank", 0, K_FLAG, O_PET, F(virtual_local_rank), NULL,
@@ -626,13 +633,6 @@ opt_usage_origin(FILE *fp, enum opt_origin origin, const char *heading)
 	}
 }
 
-/* The i-th option's name, for tests that hold the help to the table. */
-const char *
-options_name(size_t i)
-{
-	return i < NOPTS ? opt_table[i].name : NULL;
-}
-
 /* The usage text: full, or just a pointer to --help after an error. */
 void
 options_usage(FILE *fp, int full)
@@ -653,6 +653,18 @@ options_usage(FILE *fp, int full)
 	opt_usage_origin(fp, O_CGRUN, "cgrun's own options (no PET_ "
 	    "variables):");
 	fprintf(fp, "\nSee cgrun(1).\n");
+}
+
+/* Row i of the table: name, short letter, metavariable; -1 past the end. */
+int
+options_row(size_t i, const char **name, char *shortopt, const char **metavar)
+{
+	if (i >= NOPTS)
+		return -1;
+	*name = opt_table[i].name;
+	*shortopt = opt_table[i].shortopt;
+	*metavar = opt_table[i].metavar;
+	return 0;
 }
 
 /* Whether local rank lr passes --local-ranks-filter. */

@@ -80,6 +80,10 @@ struct cgrun_options {
 	char	*gpu_visibility;
 	char	*mem_bind;			/* placement.h: preferred|bind|none */
 	char	*auth_token_file;		/* c10d: shared secret (auth.h) */
+	/* what operators see (observe/observe.h) */
+	char	*event_log;			/* FILE or fd:N; NULL: none */
+	char	*metrics_file;			/* textfile collector's file */
+	char	*metrics_port;			/* [HOST:]PORT; NULL: none */
 	/* the hang watchdog (hang/watchdog.h); NAN: not given */
 	double	 hang_timeout;			/* seconds; 0: off */
 	double	 hang_first_timeout;		/* before a rank's first sign */
@@ -106,8 +110,14 @@ enum options_result options_parse(struct cgrun_options *o, int argc,
 void	options_free(struct cgrun_options *o);
 /* Print the usage summary (every option, one line each). */
 void	options_usage(FILE *fp, int full);
-/* The i-th option of the table (dash spelling, no "--"); NULL after. */
-const char *options_name(size_t i);
+
+/*
+ * Row i of the option table (0, 1, ...): its dash name, short letter (or
+ * 0) and metavariable (NULL: a flag), as --help prints them; 0, or -1
+ * past the last row.  For tests: bash completion reads --help.
+ */
+int	options_row(size_t i, const char **name, char *shortopt,
+	    const char **metavar);
 
 /* Whether local rank lr's console output is shown (--local-ranks-filter). */
 int	options_rank_shown(const struct cgrun_options *, int lr);

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "backend.h"
+#include "evlog.h"
+#include "observe.h"
 #include "options.h"
 #include "options_priv.h"
 
@@ -200,6 +202,31 @@ options_check_logs_specs(const struct cgrun_options *o, char *err,
 	    "torchrun.logs_specs Python plugins", o->logs_specs);
 }
 
+/*
+ * What operators see: --event-log FILE or fd:N (evlog.h), --metrics-file
+ * a file, --metrics-port [HOST:]PORT (PORT 0: any free one).
+ */
+static enum options_result
+options_check_observe(const struct cgrun_options *o, char *err,
+    size_t errlen)
+{
+	char host[OBSERVE_HOST_MAX];
+	int fd, port;
+
+	if (o->event_log != NULL && (o->event_log[0] == '\0' ||
+	    evlog_dest_parse(o->event_log, &fd) == -1))
+		return options_error(err, errlen, "--event-log: expected a "
+		    "file or fd:N, got \"%.100s\"", o->event_log);
+	if (o->metrics_file != NULL && o->metrics_file[0] == '\0')
+		return options_error(err, errlen, "--metrics-file: empty");
+	if (o->metrics_port != NULL && observe_listen_parse(o->metrics_port,
+	    host, sizeof(host), &port) == -1)
+		return options_error(err, errlen, "--metrics-port: expected "
+		    "PORT or HOST:PORT (PORT 0-65535), got \"%.100s\"",
+		    o->metrics_port);
+	return OPTIONS_OK;
+}
+
 /* Numeric ranges of the remaining options. */
 static enum options_result
 options_check_numbers(struct cgrun_options *o, char *err, size_t errlen)
@@ -246,6 +273,8 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	static const char *const vis[] = { "all", "own", NULL };
 	static const char *const ttys[] = { "auto", "always", "never", NULL };
 	static const char *const progress[] = { "heartbeat", "output", NULL };
+	static const char *const handlers[] = { "null", "console",
+	    "dynamic_rendezvous", NULL };
 	enum options_result r;
 
 	if ((r = options_check_nnodes(o, err, errlen)) != OPTIONS_OK ||
@@ -255,6 +284,9 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	    (r = options_check_rdzv_conf(o, err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_numbers(o, err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_logs_specs(o, err, errlen)) != OPTIONS_OK ||
+	    (r = options_check_observe(o, err, errlen)) != OPTIONS_OK ||
+	    (r = options_check_oneof(o->event_log_handler, "event-log-handler",
+	    handlers, err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_oneof(o->start_method, "start-method", methods,
 	    err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_oneof(o->gpu_visibility, "gpu-visibility", vis,

@@ -18,6 +18,10 @@
  *                    agent of SLURM_NODEID 0 hosts an endpoint on the
  *                    step's first host (c10d backend; slurm/slurm.h)
  *   --hang-timeout   hang_timeout in the site file (single-node jobs too)
+ *   --event-log      event_log in the site file (every job; a path with
+ *                    $run_id, $node, $pid, observe/observe.c), unless
+ *                    --event-log-handler was given
+ *   --metrics-file   metrics_file in the site file (every job)
  *
  * Command-line options (and torchrun's PET_* variables) always win; -v logs
  * where each value came from.  The site file has "key = value" lines,
@@ -42,7 +46,7 @@
 
 /* What the site file says (NULL: not set). */
 struct site_file {
-	char	*endpoint, *backend, *conf, *hang;
+	char	*endpoint, *backend, *conf, *hang, *evlog, *mfile;
 	char	 where[SITE_LINE_MAX];	/* "file:line" of the endpoint */
 	char	 hang_where[SITE_LINE_MAX];	/* "file:line" of hang_timeout */
 };
@@ -97,7 +101,12 @@ site_line(struct site_file *sf, char *line, const char *path, int n,
 		dst = &sf->hang;
 		snprintf(sf->hang_where, sizeof(sf->hang_where), "%s:%d", path,
 		    n);
-	} else {
+	} else if (strcmp(k, "event_log") == 0 || strcmp(k, "event-log") == 0)
+		dst = &sf->evlog;
+	else if (strcmp(k, "metrics_file") == 0 ||
+	    strcmp(k, "metrics-file") == 0)
+		dst = &sf->mfile;
+	else {
 		log_warnx("%s:%d: unknown key %s ignored", path, n, k);
 		return 0;
 	}
@@ -271,6 +280,25 @@ site_hang(struct cgrun_options *o, const struct site_file *sf, char *err,
 	return 0;
 }
 
+/*
+ * --event-log and --metrics-file from the site file, when not given; an
+ * explicit --event-log-handler (console: stderr, null: none) wins too.
+ */
+static int
+site_observe(struct cgrun_options *o, const struct site_file *sf)
+{
+	if (o->event_log == NULL && o->event_log_handler == NULL &&
+	    sf->evlog != NULL && *sf->evlog != '\0' &&
+	    site_set(&o->event_log, sf->evlog, "event_log",
+	    "the site file") == -1)
+		return -1;
+	if (o->metrics_file == NULL && sf->mfile != NULL &&
+	    *sf->mfile != '\0' && site_set(&o->metrics_file, sf->mfile,
+	    "metrics_file", "the site file") == -1)
+		return -1;
+	return 0;
+}
+
 /* Fill what the command line left out from the site's defaults. */
 int
 site_apply(struct cgrun_options *o, char *err, size_t errlen)
@@ -284,7 +312,7 @@ site_apply(struct cgrun_options *o, char *err, size_t errlen)
 	    slurm_read(&si, err, errlen) == -1 ||
 	    site_hang(o, &sf, err, errlen) == -1)
 		goto out;
-	if (site_nnodes(o, &si) == -1 ||
+	if (site_nnodes(o, &si) == -1 || site_observe(o, &sf) == -1 ||
 	    site_endpoint(o, &sf, &si, &from_site) == -1)
 		goto oom;
 	if (!options_multinode(o)) {
@@ -323,5 +351,7 @@ out:
 	free(sf.backend);
 	free(sf.conf);
 	free(sf.hang);
+	free(sf.evlog);
+	free(sf.mfile);
 	return rc;
 }

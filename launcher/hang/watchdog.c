@@ -476,6 +476,16 @@ watchdog_started(struct watchdog *wd, int lr, pid_t pid)
 	wd_arm(wd);
 }
 
+/* Seconds since running local rank lr's last sign (or start); -1: none. */
+int
+watchdog_idle(const struct watchdog *wd, int lr, double *idle)
+{
+	if (wd == NULL || lr < 0 || lr >= wd->n || !wd->r[lr].active)
+		return -1;
+	*idle = monotime_s() - wd->r[lr].since;
+	return 0;
+}
+
 /* A line of lr's output. */
 void
 watchdog_output(struct watchdog *wd, int lr)

@@ -101,6 +101,9 @@ void	watchdog_rank_env(const struct watchdog *, int lr,
 void	watchdog_started(struct watchdog *, int lr, pid_t pid);
 /* Local rank lr wrote a line (counts with --hang-progress=output). */
 void	watchdog_output(struct watchdog *, int lr);
+/* Seconds since running local rank lr's last sign of progress (or its
+ * start, before the first): 0 with *idle set, or -1 (not running). */
+int	watchdog_idle(const struct watchdog *, int lr, double *idle);
 /* A child was reaped: if it is a rank, stop watching it. */
 void	watchdog_reaped(struct watchdog *, pid_t pid);
 /* The attempt is over: channels closed, FileTimer timers dropped. */

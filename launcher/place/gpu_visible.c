@@ -95,7 +95,8 @@ gpu_find_mig(const struct gpu_info *g, int n, const char *tok)
 	size_t len;
 	int i, k, found = -1;
 
-	if (strncasecmp(tok, "MIG-GPU-", 8) == 0) {	/* MIG-GPU-<uuid>/gi/ci */
+	/* MIG-GPU-<uuid>/gi/ci */
+	if (strncasecmp(tok, "MIG-GPU-", 8) == 0) {
 		len = strcspn(tok + 4, "/");
 		if (len >= sizeof(uuid))
 			return -1;

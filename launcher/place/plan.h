@@ -71,10 +71,10 @@ int	plan_apply_child(const struct plan *, int local_rank);
 struct plan_rank_env {
 	const char	*cpu_bind;	/* binding mode: "none", "gpu"... */
 	const char	*mem_bind;	/* memory policy; "none": unbound */
-	int		 gpu;		/* CUDA ordinal (agent's), or -1 */
+	int		 gpu;		/* CUDA ordinal (agent's); -1 */
 	const char	*gpu_busid;	/* with a GPU */
 	const char	*gpu_uuid;	/* with a GPU whose UUID is known */
-	int		 local_device;	/* its cuda:N (0: sees only it) */
+	int		 local_device;	/* its cuda:N (0: only it) */
 	/*
 	 * With gpu-visibility own (and --virtual-local-rank): the rank's
 	 * whole CUDA_VISIBLE_DEVICES, its GPU as the agent's own

@@ -34,6 +34,10 @@
  *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (every variable;
  *                 the plan and the hang room pass theirs in as data).
  *   report.c      the failure report and the exit status it implies.
+ *   observe/      what operators see: the agent calls observe_*() at
+ *                 each thing that happens (agent_enter, a round, an
+ *                 attempt's start and end, a worker's exit, a stop, a
+ *                 hang, the end); the event log and metrics follow.
  *   stacks.c      a hang's diagnosis: every rank's stacks (stackprobe.c:
  *                 fault handler, py-spy, gdb, eu-stack, /proc), parsed
  *                 (stackdump.c), grouped, the culprit named (stackgroup.c).
@@ -63,6 +67,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -75,6 +80,7 @@
 #include "contain.h"
 #include "exitcodes.h"
 #include "log.h"
+#include "observe.h"
 #include "options.h"
 #include "output.h"
 #include "report.h"
@@ -112,6 +118,7 @@ agent_enter(struct agent *a, enum agent_state s)
 	log_debug("agent state %s -> %s", state_names[a->state],
 	    state_names[s]);
 	a->state = s;
+	observe_state(a->ob, state_names[s]);
 	if (s == S_EXIT)
 		event_base_loopbreak(a->base);
 }
@@ -129,13 +136,17 @@ static void
 agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct agent *a = arg;
+	const struct report_failure *f;
 	int n;
 
 	if (!attempt_all_gone(a->at))
 		return;
 	contain_kill(a->contain);	/* what the workers left, gone too */
 	watchdog_end(a->wd);	/* the attempt's timers end with it */
-	attempt_failures(a->at, &n);
+	f = attempt_failures(a->at, &n);
+	if (a->state != S_DIAGNOSE)	/* its stop and root cause come first */
+		observe_attempt_end(a->ob, f, n, n == 0 &&
+		    a->state == S_RUNNING);
 	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
 }
 
@@ -146,6 +157,16 @@ agent_all_gone_cb(void *arg)
 	struct agent *a = arg;
 
 	event_active(a->kick, EV_TIMEOUT, 0);
+}
+
+/* attempt's on_worker_exit: observed. */
+static void
+agent_worker_exit_cb(void *arg, const struct report_failure *f,
+    int root_cause)
+{
+	struct agent *a = arg;
+
+	observe_worker_exit(a->ob, f, root_cause);
 }
 
 /* attempt's on_failed: the first failure of the attempt (E_FAILED). */
@@ -186,6 +207,14 @@ agent_stopping(enum agent_state s)
 	    s == S_STOP_SIGNAL || s == S_STOP_BKFAIL;
 }
 
+/* Why a stopping state stops the workers, in words (the event log's). */
+static const char *
+agent_stop_reason(enum agent_state s)
+{
+	return s == S_STOP_FAILURE ? "failure" : s == S_STOP_RESTART ?
+	    "restart" : s == S_STOP_SIGNAL ? "signal" : "backend_failure";
+}
+
 /* Stop (or keep stopping) for the reason next names: signal every group. */
 static void
 agent_stop(struct agent *a, enum agent_state next, int sig)
@@ -195,6 +224,8 @@ agent_stop(struct agent *a, enum agent_state next, int sig)
 
 	log_info("stopping workers sig=%s grace=%.1fs", options_signame(sig),
 	    t);
+	observe_stop(a->ob, agent_stop_reason(next), sig, t,
+	    next == S_STOP_RESTART ? a->restart_why : a->why);
 	attempt_stopping(a->at);
 	attempt_signal(a->at, sig);
 	if (!agent_stopping(a->state)) {
@@ -258,6 +289,24 @@ act_ignore(struct agent *a)
 {
 }
 
+/* Start the attempt's workers, observed (those started, if one failed). */
+static int
+agent_start_attempt(struct agent *a, char *err, size_t errlen)
+{
+	pid_t *pids;
+	int rc, lr;
+
+	rc = attempt_start(a->at, err, errlen);
+	if ((pids = calloc((size_t)a->nproc, sizeof(*pids))) == NULL)
+		return rc;
+	for (lr = 0; lr < a->nproc; lr++)
+		pids[lr] = attempt_pid(a->at, lr);
+	observe_attempt_start(a->ob, &a->round, pids, a->nproc,
+	    attempt_dir(a->at));
+	free(pids);
+	return rc;
+}
+
 /* RDZV/DONE + round: start the new attempt. */
 static void
 act_spawn(struct agent *a)
@@ -280,6 +329,7 @@ act_spawn(struct agent *a)
 	c.wd = a->wd;
 	c.on_failed = agent_failed_cb;
 	c.on_all_gone = agent_all_gone_cb;
+	c.on_worker_exit = agent_worker_exit_cb;
 	c.arg = a;
 	agent_enter(a, S_RUNNING);
 	a->ran = 1;
@@ -290,7 +340,7 @@ act_spawn(struct agent *a)
 		attempt_free(a->at);
 		a->at = NULL;
 	}
-	if (a->at == NULL || attempt_start(a->at, err, sizeof(err)) == -1) {
+	if (a->at == NULL || agent_start_attempt(a, err, sizeof(err)) == -1) {
 		log_warnx("cannot start workers: %s", err);
 		a->bk_status = CGRUN_EXIT_INTERNAL;
 		snprintf(a->why, sizeof(a->why), "%s", err);
@@ -633,6 +683,7 @@ bk_round(void *arg, const struct round_info *ri)
 	struct agent *a = arg;
 
 	a->round = *ri;
+	observe_round(a->ob, ri);
 	agent_event(a, E_ROUND);
 }
 
@@ -640,8 +691,11 @@ bk_round(void *arg, const struct round_info *ri)
 static void
 bk_restart(void *arg, const char *why)
 {
+	struct agent *a = arg;
+
 	log_info("restart requested by the rendezvous: %s", why);
-	agent_event(arg, E_BK_RESTART);
+	snprintf(a->restart_why, sizeof(a->restart_why), "%s", why);
+	agent_event(a, E_BK_RESTART);
 }
 
 /* Backend callback: the job cannot go on (E_BK_FAIL). */
@@ -718,6 +772,28 @@ agent_backend_cb(struct agent *a, struct backend_cb *cb)
 	cb->arg = a;
 }
 
+/* The job's end, observed: success, failure or signal, and why. */
+static void
+agent_observe_finish(struct agent *a)
+{
+	const struct report_failure *f;
+	char why[sizeof(a->why)];
+	int n, sig = a->stop_sig ? a->stop_sig : SIGINT;
+
+	f = attempt_failures(a->at, &n);
+	if (a->exit_status == 0) {
+		observe_finish(a->ob, 0, "success", NULL, NULL, 0);
+		return;
+	}
+	if (a->by_signal || a->state == S_STOP_SIGNAL) {
+		snprintf(why, sizeof(why), "stopped by SIG%s",
+		    options_signame(sig) ? options_signame(sig) : "?");
+		observe_finish(a->ob, a->exit_status, "signal", why, f, n);
+		return;
+	}
+	observe_finish(a->ob, a->exit_status, "failure", a->why, f, n);
+}
+
 /* Run the job; returns cgrun's exit status. */
 int
 agent_run(struct agent *a)
@@ -725,8 +801,10 @@ agent_run(struct agent *a)
 	char err[512];
 
 	a->state = S_RDZV;
+	observe_start(a->ob);
 	if (a->bk->ops->start(a->bk, err, sizeof(err)) == -1) {
 		log_warnx("rendezvous: %s", err);
+		observe_finish(a->ob, CGRUN_EXIT_RDZV, "failure", err, NULL, 0);
 		return CGRUN_EXIT_RDZV;
 	}
 	while (a->state != S_EXIT)
@@ -740,6 +818,7 @@ agent_run(struct agent *a)
 	attempt_signal(a->at, SIGKILL);
 	contain_kill(a->contain);
 	output_report_losses();
+	agent_observe_finish(a);
 	agent_finish(a);
 	watchdog_free(a->wd);		/* removes the FIFO */
 	a->wd = NULL;

@@ -15,6 +15,7 @@
 #include "agent_impl.h"
 #include "attempt.h"
 #include "log.h"
+#include "observe.h"
 #include "options.h"
 #include "stacks.h"
 #include "watchdog.h"
@@ -42,6 +43,7 @@ act_hung(struct agent *a)
 	log_warnx("rank hung rank=%d local_rank=%d idle=%.0fs timeout=%.0fs "
 	    "source=%s%s", a->round.rank_base + h->lr, h->lr, h->idle,
 	    h->timeout, h->source, sec);
+	observe_hang(a->ob, h, a->round.rank_base + h->lr);
 	a->restart_asked = 0;
 	a->stacks = attempt_stacks(a->at, a->round.rank_base + h->lr,
 	    STACKS_TIMEOUT_MS, agent_stacks_cb, a);
@@ -72,6 +74,10 @@ act_diagnosed(struct agent *a)
 		lr = c - a->round.rank_base;
 	snprintf(why, sizeof(why), "%s%s%s", h->why,
 	    c >= 0 ? " in " : "", c >= 0 ? stacks_where(a->stacks) : "");
+	observe_stacks(a->ob, a->round.rank_base + lr, c >= 0 ?
+	    stacks_where(a->stacks) : NULL, a->stacks ?
+	    stacks_path(a->stacks) : NULL, a->stacks ?
+	    stacks_summary(a->stacks) : NULL);
 	stacks_free(a->stacks);
 	a->stacks = NULL;
 	attempt_hung(a->at, lr, why);

@@ -24,6 +24,7 @@ struct cgrun_options;
 struct contain;
 struct event;
 struct event_base;
+struct observe;
 struct plan;
 struct stacks;
 struct store;
@@ -94,6 +95,8 @@ struct agent {
 	struct watchdog_hang	 hang;		/* the last E_HUNG */
 	struct stacks		*stacks;	/* the diagnosis, or NULL */
 	int			 restart_asked;	/* E_BK_RESTART while diagnosing */
+	struct observe		*ob;		/* what operators see */
+	char			 restart_why[256];	/* the backend's */
 };
 
 /* agent.c: the state change, the dispatch, the wiring. */

@@ -23,6 +23,7 @@
 #include "exitcodes.h"
 #include "log.h"
 #include "logdir.h"
+#include "observe.h"
 #include "options.h"
 #include "report.h"
 #include "spawn.h"
@@ -91,6 +92,28 @@ agent_open_backend(struct agent *a, backend_new_fn fn, char *err,
 	return a->bk ? 0 : -1;
 }
 
+/*
+ * What operators see (observe/observe.h): the event log and the metrics,
+ * of the backend's run id (a standalone job's is made by its backend).
+ */
+static int
+agent_open_observe(struct agent *a, char *err, size_t errlen)
+{
+	struct observe_conf c;
+
+	memset(&c, 0, sizeof(c));
+	c.base = a->base;
+	c.opts = a->o;
+	c.run_id = a->bk->run_id ? a->bk->run_id :
+	    a->o->rdzv_id ? a->o->rdzv_id : "none";
+	c.node = a->o->local_addr ? a->o->local_addr : a->host;
+	c.backend = a->bk->ops->name;
+	c.nproc = a->nproc;
+	c.wd = a->wd;
+	a->ob = observe_new(&c, err, errlen);
+	return a->ob != NULL ? 0 : -1;
+}
+
 /* Build an agent: log dir, command, job store, backend, signal events. */
 struct agent *
 agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
@@ -137,6 +160,9 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 		goto fail;
 	*status = CGRUN_EXIT_USAGE;
 	if (agent_open_backend(a, bk_new, err, errlen) == -1)
+		goto fail;
+	*status = CGRUN_EXIT_CANTCREAT;
+	if (agent_open_observe(a, err, errlen) == -1)
 		goto fail;
 	*status = CGRUN_EXIT_OK;
 	return a;
@@ -208,6 +234,7 @@ agent_free(struct agent *a)
 		return;
 	stacks_free(a->stacks);		/* before its attempt's workers */
 	attempt_free(a->at);
+	observe_free(a->ob);		/* the last metrics, the log flushed */
 	contain_free(a->contain);
 	watchdog_free(a->wd);
 	if (a->bk != NULL)

@@ -175,16 +175,21 @@ attempt_hung_first(struct attempt *at, struct report_failure *f)
 	at->fail[0] = tmp;
 }
 
-/* Record a failed worker for the report; the first one is told. */
-static void
-attempt_record_failure(struct attempt *at, struct worker *w)
+/*
+ * Record a failed worker for the report; the record (NULL when out of
+ * memory), and in *first whether the owner is to hear of the attempt's
+ * first failure (on_failed).
+ */
+static struct report_failure *
+attempt_record_failure(struct attempt *at, struct worker *w, int *first)
 {
 	struct report_failure *f, *nf;
 	char how[128];
 
+	*first = 0;
 	nf = realloc(at->fail, (size_t)(at->nfail + 1) * sizeof(*nf));
 	if (nf == NULL)
-		return;
+		return NULL;
 	at->fail = nf;
 	f = &at->fail[at->nfail++];
 	memset(f, 0, sizeof(*f));
@@ -193,14 +198,43 @@ attempt_record_failure(struct attempt *at, struct worker *w)
 	f->when_ms = now_ms();
 	f->after_stop = at->stopping;
 	f->attempt = at->c.round->restart_count;
-	if (f->local_rank == at->hung_lr)
+	if (f->local_rank == at->hung_lr) {
 		attempt_hung_first(at, f);
+		f = &at->fail[0];
+	}
 	if (at->nfail > 1 || at->hung_lr >= 0)
-		return;
+		return f;
 	report_describe(how, sizeof(how), f->status);
 	snprintf(at->why, sizeof(at->why), "rank %d %s", f->rank, how);
-	if (!at->diagnosing)	/* a SIGABRT'd rank is part of the diagnosis */
-		at->c.on_failed(at->c.arg, at->why);
+	/* a SIGABRT'd rank is part of the diagnosis */
+	*first = !at->diagnosing;
+	return f;
+}
+
+/*
+ * Tell the owner how w ended: rec is its failure record, or NULL when it
+ * succeeded.  It is the root cause here when it is the first record and
+ * failed before cgrun stopped the workers, or hung.
+ */
+static void
+attempt_tell_exit(struct attempt *at, struct worker *w,
+    const struct report_failure *rec)
+{
+	struct report_failure f;
+
+	if (at->c.on_worker_exit == NULL)
+		return;
+	if (rec == NULL) {
+		memset(&f, 0, sizeof(f));
+		worker_failure(w, &f);
+		f.group_rank = at->c.round->group_rank;
+		f.when_ms = now_ms();
+		f.after_stop = at->stopping;
+		f.attempt = at->c.round->restart_count;
+		rec = &f;
+	}
+	at->c.on_worker_exit(at->c.arg, rec, rec == &at->fail[0] &&
+	    (!rec->after_stop || rec->hung[0] != '\0'));
 }
 
 /* Whether every started worker has been reaped. */
@@ -219,8 +253,9 @@ attempt_all_reaped(const struct attempt *at)
 int
 attempt_reaped(struct attempt *at, pid_t pid, int status)
 {
+	const struct report_failure *rec;
 	struct worker *w = NULL;
-	int i;
+	int i, first;
 
 	for (i = 0; at != NULL && i < at->nw && w == NULL; i++)
 		if (worker_pid(at->w[i]) == pid && worker_unreaped(at->w[i]))
@@ -228,8 +263,13 @@ attempt_reaped(struct attempt *at, pid_t pid, int status)
 	if (w == NULL)
 		return 0;
 	worker_reaped(w, status);
-	if (status != 0 || (at->hung_lr >= 0 && w == at->w[at->hung_lr]))
-		attempt_record_failure(at, w);
+	if (status != 0 || (at->hung_lr >= 0 && w == at->w[at->hung_lr])) {
+		rec = attempt_record_failure(at, w, &first);
+		attempt_tell_exit(at, w, rec);	/* the exit, then the stop */
+		if (first)
+			at->c.on_failed(at->c.arg, at->why);
+	} else
+		attempt_tell_exit(at, w, NULL);
 	/* leftovers (a background grandchild, also outside the group: a
 	 * setsid daemon) hold the pipes open; contain.c finds them */
 	if (worker_state(w) == WORKER_EXITED && attempt_all_reaped(at)) {
@@ -292,16 +332,46 @@ attempt_abandon(struct attempt *at, int kill_wait_secs)
 		worker_abandon(at->w[i], kill_wait_secs);
 }
 
-/* Local rank lr is hung: root cause of this attempt, with the reason. */
+/*
+ * Local rank lr is hung: root cause of this attempt, with the reason.  Its
+ * exit may be recorded already (a Python rank dies of the SIGABRT that
+ * dumped its stack): that record moves first.
+ */
 void
 attempt_hung(struct attempt *at, int lr, const char *why)
 {
+	int i;
+
 	if (at == NULL || lr < 0 || lr >= at->nw || at->hung_lr >= 0)
 		return;
 	at->hung_lr = lr;
 	snprintf(at->hung_why, sizeof(at->hung_why), "%s", why);
 	snprintf(at->why, sizeof(at->why), "rank %d %s",
 	    worker_rank(at->w[lr]), why);
+	for (i = 0; i < at->nfail; i++)
+		if (at->fail[i].local_rank == lr) {
+			attempt_hung_first(at, &at->fail[i]);
+			break;
+		}
+}
+
+/* The attempt's log directory, or "" before it was made. */
+const char *
+attempt_dir(const struct attempt *at)
+{
+	return at != NULL ? at->dir : "";
+}
+
+/* The pid of local rank lr's worker, or 0 when it never started. */
+pid_t
+attempt_pid(const struct attempt *at, int lr)
+{
+	pid_t pid;
+
+	if (at == NULL || lr < 0 || lr >= at->nw)
+		return 0;
+	pid = worker_pid(at->w[lr]);
+	return pid > 0 ? pid : 0;
 }
 
 /* Whether every worker is gone (an attempt with no workers is). */

@@ -37,6 +37,11 @@ struct attempt_conf {
 	void	(*on_failed)(void *arg, const char *why);
 	/* every worker is gone (called once, maybe inside another call) */
 	void	(*on_all_gone)(void *arg);
+	/* a worker exited (f filled whatever its status), and whether it is
+	 * the attempt's root cause here (so far: a hang's diagnosis may
+	 * name another); NULL: not told */
+	void	(*on_worker_exit)(void *arg, const struct report_failure *f,
+		    int root_cause);
 	void	*arg;
 };
 
@@ -83,6 +88,10 @@ struct stacks *attempt_stacks(struct attempt *, int flagged, int timeout_ms,
  */
 void	attempt_hung(struct attempt *, int lr, const char *why);
 
+/* The attempt's log directory (BASE/RUN_ID/attempt_N), or "". */
+const char *attempt_dir(const struct attempt *);
+/* The pid of local rank lr's worker, or 0 (never started). */
+pid_t	attempt_pid(const struct attempt *, int lr);
 /* Whether every worker is gone. */
 int	attempt_all_gone(const struct attempt *);
 /* How the first failure ended ("rank 1 exit code 3"), or "". */

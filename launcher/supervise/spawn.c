@@ -208,8 +208,8 @@ spawn_cmd_check(const struct spawn_cmd *c, const struct cgrun_options *o,
 
 	if ((e = spawn_runnable_on_path(prog)) != 0) {
 		errbuf_set(err, errlen, "could not execute %s%s: %s; no worker "
-		    "started",
-		    c->direct ? "" : "the interpreter (PYTHON_EXEC) ", prog, strerror(e));
+		    "started", c->direct ? "" : "the interpreter (PYTHON_EXEC) ",
+		    prog, strerror(e));
 		return spawn_exec_status(e);
 	}
 	script = spawn_cmd_name(c);

@@ -35,6 +35,7 @@
 
 struct http {
 	struct event_base	*base;
+	char			 name[64];	/* the program, for GET / */
 	struct evhttp		*evh;
 	struct http_source	 sources[HTTP_MAX_SOURCES];
 	size_t			 nsources;
@@ -62,8 +63,10 @@ http_metric_value(struct evbuffer *out, const char *name, const char *type,
 
 /* The daemon's own lines: build info, start time, HTTP requests. */
 static void
-http_self_metrics(struct http *h, struct evbuffer *out)
+http_self_metrics(struct evbuffer *out, void *arg)
 {
+	struct http *h = arg;
+
 	http_metric_head(out, "cgrun_rdzvd_build_info", "gauge",
 	    "Version of cgrun-rdzvd (always 1).");
 	evbuffer_add_printf(out, "cgrun_rdzvd_build_info{version=\"%s\"} 1\n",
@@ -76,7 +79,7 @@ http_self_metrics(struct http *h, struct evbuffer *out)
 	    "HTTP requests received by the observability server.", h->requests);
 }
 
-/* GET /metrics: every source's lines after the daemon's own. */
+/* GET /metrics: every source's lines, in the order they were added. */
 static void
 http_metrics(struct http *h, struct evhttp_request *req)
 {
@@ -87,7 +90,6 @@ http_metrics(struct http *h, struct evhttp_request *req)
 		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
 		return;
 	}
-	http_self_metrics(h, out);
 	for (i = 0; i < h->nsources; i++)
 		if (h->sources[i].metrics != NULL)
 			h->sources[i].metrics(out, h->sources[i].arg);
@@ -185,7 +187,7 @@ http_status(struct http *h, struct evhttp_request *req)
 
 /* GET /: what there is to get. */
 static void
-http_index(struct evhttp_request *req)
+http_index(struct http *h, struct evhttp_request *req)
 {
 	struct evbuffer *out = evbuffer_new();
 
@@ -193,7 +195,7 @@ http_index(struct evhttp_request *req)
 		evhttp_send_error(req, HTTP_INTERNAL, "out of memory");
 		return;
 	}
-	evbuffer_add_printf(out, "cgrun-rdzvd %s\n/metrics\n/status\n",
+	evbuffer_add_printf(out, "%s %s\n/metrics\n/status\n", h->name,
 	    CGRUN_VERSION);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Content-Type", "text/plain; charset=utf-8");
@@ -220,20 +222,21 @@ http_dispatch(struct evhttp_request *req, void *arg)
 	else if (strcmp(path, "/status") == 0)
 		http_status(h, req);
 	else if (strcmp(path, "/") == 0)
-		http_index(req);
+		http_index(h, req);
 	else
 		evhttp_send_error(req, HTTP_NOTFOUND, "try /metrics or /status");
 }
 
-/* A server with no listener yet; NULL on ENOMEM. */
+/* A server of program name with no listener yet; NULL on ENOMEM. */
 struct http *
-http_new(struct event_base *base)
+http_new(struct event_base *base, const char *name)
 {
 	struct http *h;
 
 	if ((h = calloc(1, sizeof *h)) == NULL)
 		return NULL;
 	h->base = base;
+	snprintf(h->name, sizeof h->name, "%s", name);
 	h->started = time(NULL);
 	if ((h->evh = evhttp_new(base)) == NULL) {
 		free(h);
@@ -297,6 +300,15 @@ http_add_source(struct http *h, const struct http_source *src)
 	}
 	h->sources[h->nsources++] = *src;
 	return 0;
+}
+
+/* The server's own lines: cgrun-rdzvd's build info, start time, requests. */
+int
+http_add_self(struct http *h)
+{
+	struct http_source src = { http_self_metrics, NULL, h };
+
+	return http_add_source(h, &src);
 }
 
 /* ---- the store's source ---- */

@@ -9,8 +9,10 @@
  *   GET /         the list of the two
  *
  * Each part of the daemon registers a source that appends its metric lines
- * and adds its members to the status object; http_add_store() and
- * http_add_rdzv() register the store's and the rendezvous engine's.
+ * and adds its members to the status object; http_add_self(),
+ * http_add_store() and http_add_rdzv() register the daemon's own lines,
+ * the store's and the rendezvous engine's.  cgrun's agent serves its own
+ * metrics (launcher/observe/) through the same server, with no others.
  * Bound to loopback by default (config.h http-host); only GET and HEAD
  * are served, with bounded headers and a timeout.
  */
@@ -50,7 +52,8 @@ struct http_source {
 	void	*arg;
 };
 
-struct http *http_new(struct event_base *);
+/* A server of program name (for GET /) with no source and no listener. */
+struct http *http_new(struct event_base *, const char *name);
 void	http_free(struct http *);
 
 /* Bind host:port (port 0: ephemeral) and report the bound port. */
@@ -62,6 +65,9 @@ int	http_adopt(struct http *, int fd, char *err, size_t errlen);
 /* Register a source; -1 when HTTP_MAX_SOURCES are registered. */
 int	http_add_source(struct http *, const struct http_source *);
 
+/* The daemon's own lines: cgrun_rdzvd_build_info, _start_time_seconds,
+ * _http_requests_total. */
+int	http_add_self(struct http *);
 /* The store's counters: connections by dialect, requests by op, bytes,
  * waiting connections, keys. */
 int	http_add_store(struct http *, struct store *);

@@ -52,8 +52,11 @@ check_has() {	# package path...
 	done
 }
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-check_has cgrun /usr/bin/cgrun /usr/share/man/man1/cgrun.1.gz
+check_has cgrun /usr/bin/cgrun /usr/share/man/man1/cgrun.1.gz \
+	/usr/share/bash-completion/completions/cgrun \
+	/usr/share/cgrun/event-log.schema.json
 check_has cgrun-rdzvd /usr/sbin/cgrun-rdzvd /etc/cgrun/rdzvd.conf \
+	/usr/share/bash-completion/completions/cgrun-rdzvd \
 	/lib/systemd/system/cgrun-rdzvd.service \
 	/lib/systemd/system/cgrun-rdzvd.socket /usr/share/man/man8/cgrun-rdzvd.8.gz
 check_has libcgrun1 /usr/lib/$ma/libcgrun.so.1

@@ -32,6 +32,15 @@ for h in "$top"/include/cgrun/*.h; do
 	[ -f "$p/include/cgrun/$(basename "$h")" ] || { echo "FAIL: $(basename "$h") not installed"; fail=1; }
 done
 [ -f "$root/etc/cgrun/rdzvd.conf" ] || { echo "FAIL: /etc/cgrun/rdzvd.conf not installed"; fail=1; }
+# bash completion where bash-completion looks under the prefix (its .pc's
+# completionsdir for share/), the same file for both programs; the
+# event log's schema.
+for f in share/bash-completion/completions/cgrun \
+    share/bash-completion/completions/cgrun-rdzvd share/cgrun/event-log.schema.json; do
+	[ -f "$p/$f" ] || { echo "FAIL: $p/$f not installed"; fail=1; }
+done
+cmp -s "$top/completion/cgrun.bash" "$p/share/bash-completion/completions/cgrun-rdzvd" ||
+	{ echo "FAIL: the installed cgrun-rdzvd completion is not completion/cgrun.bash"; fail=1; }
 [ -L "$p/lib/libcgrun.so" ] || { echo "FAIL: libcgrun.so is not a symlink"; fail=1; }
 for x in bin/cgrun sbin/cgrun-rdzvd; do
 	[ -x "$p/$x" ] || { echo "FAIL: $x not executable"; fail=1; }

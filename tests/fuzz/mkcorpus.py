@@ -426,3 +426,10 @@ put("fuzz_decide", "running-failed",
 put("fuzz_decide", "running-lost",
     djob(1, 2, 2) + dnode(DONE, 0, member=0) + dnode(LOST, 1, member=1) +
     dnode(W, 2))
+
+# ---- what operators see (label room - 1, then the string) ----
+put("fuzz_observe", "fd", b"\xff" + b"fd:3")
+put("fuzz_observe", "fd-bad", b"\xff" + b"fd:99999999")
+put("fuzz_observe", "port", b"\xff" + b"127.0.0.1:9100")
+put("fuzz_observe", "port-v6", b"\xff" + b"[::1]:0")
+put("fuzz_observe", "run-id", b"\x10" + b'job "42"\\\n\xc3\xa9\xff')

@@ -46,3 +46,14 @@ done
 stacks=$(sed -n "s/^cgrun: hang on node 0: every rank's stacks: //p" "$T/file.log")
 grep -q '^=== rank 2 (local_rank 2, pid [0-9]*), faulthandler ===' "$stacks" || fail "file: no fault handler dump of rank 2"
 echo "ok: fault handler dumps read from --redirects log files, rank 2 named"
+
+# No restart left: the report's root cause is rank 2, hung, though every
+# rank died of the SIGABRT that dumped its stack before rank 2 was named.
+env -u PYTHONFAULTHANDLER HANG_AT_STEP=10 HANG_RANK=2 timeout 60 "$CGRUN" \
+	--standalone --nproc-per-node=4 --max-restarts=0 --hang-timeout=2 \
+	--no-python "$PY" "$TOP/tests/hang/hang_py.py" 20 >"$T/last.log" 2>&1 </dev/null
+rc=$?
+[ $rc -eq 134 ] || { tail -n 20 "$T/last.log"; fail "last: cgrun exited $rc, want 134 (SIGABRT)"; }
+grep -q '^root cause: rank 2 (local_rank 2, node 0) hung: no progress for 2 s in .*hang_here' "$T/last.log" ||
+	{ grep -A6 '^root cause' "$T/last.log"; fail "last: the report's root cause is not the hung rank 2"; }
+echo "ok: with no restart left the report names the hung rank 2"

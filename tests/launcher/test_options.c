@@ -236,6 +236,13 @@ START_TEST(bad_values)
 		{ "--role=", "--role" }, { "--standalone=1", "takes no value" },
 		{ "--json", "--json needs --dry-run" },
 		{ "--logs-specs=mine", "--logs-specs: no logs specs \"mine\"" },
+		{ "--event-log=fd:x", "--event-log: expected a file or fd:N" },
+		{ "--event-log=", "--event-log" },
+		{ "--event-log-handler=bogus", "--event-log-handler" },
+		{ "--metrics-file=", "--metrics-file" },
+		{ "--metrics-port=70000", "--metrics-port" },
+		{ "--metrics-port=::1:80", "--metrics-port" },
+		{ "--metrics-port=host:", "--metrics-port" },
 	};
 	size_t i;
 
@@ -387,9 +394,9 @@ help_option(const char *line, char *name, size_t len)
  */
 START_TEST(help_complete)
 {
-	char *text = help_text(), *line, *save = NULL, name[64];
+	char *text = help_text(), *line, *save = NULL, name[64], sh;
 	char *backend_line = NULL;
-	const char *b;
+	const char *b, *row, *meta;
 	size_t i, n = 0, j;
 	int seen[128];
 
@@ -399,19 +406,18 @@ START_TEST(help_complete)
 		help_option(line, name, sizeof(name));
 		if (name[0] == '\0')
 			continue;
-		for (i = 0; options_name(i) != NULL; i++)
-			if (strcmp(options_name(i), name) == 0)
+		for (i = 0; options_row(i, &row, &sh, &meta) == 0; i++)
+			if (strcmp(row, name) == 0)
 				break;
-		ck_assert_msg(options_name(i) != NULL, "--help lists --%s, "
-		    "which is not an option", name);
+		ck_assert_msg(options_row(i, &row, &sh, &meta) == 0, "--help "
+		    "lists --%s, which is not an option", name);
 		ck_assert_int_lt(i, sizeof(seen) / sizeof(seen[0]));
 		ck_assert_msg(seen[i]++ == 0, "--help lists --%s twice", name);
 		if (strcmp(name, "rdzv-backend") == 0)
 			backend_line = line;
 	}
-	for (i = 0; options_name(i) != NULL; i++, n++)
-		ck_assert_msg(seen[i] == 1, "--help lacks --%s",
-		    options_name(i));
+	for (i = 0; options_row(i, &row, &sh, &meta) == 0; i++, n++)
+		ck_assert_msg(seen[i] == 1, "--help lacks --%s", row);
 	ck_assert_int_ge(n, 40);
 	ck_assert_ptr_nonnull(backend_line);
 	for (j = 0; (b = backend_name(j)) != NULL; j++) {
@@ -428,6 +434,66 @@ START_TEST(help_complete)
 }
 END_TEST
 
+/* Whether tok is a fixed value (a lower-case word) or a range "0-3". */
+static int
+literal(const char *tok, size_t n, int *lo, int *hi)
+{
+	size_t i;
+
+	*lo = *hi = -1;
+	if (n >= 3 && sscanf(tok, "%d-%d", lo, hi) == 2 && *lo <= *hi)
+		return 1;
+	if (n == 0 || tok[0] < 'a' || tok[0] > 'z')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((tok[i] >= 'a' && tok[i] <= 'z') || (tok[i] >= '0' &&
+		    tok[i] <= '9') || tok[i] == '-' || tok[i] == '_'))
+			return 0;
+	return 1;
+}
+
+/*
+ * bash completion offers an option's fixed values from its metavariable
+ * in --help (completion/cgrun.bash): every one of them, in both
+ * spellings of the option, is a value the parser accepts.
+ */
+START_TEST(metavar_values)
+{
+	const char *name, *meta, *p, *end;
+	char opt[160], under[160], val[64];
+	int lo, hi, v, n = 0;
+	size_t i, k;
+	char sh;
+
+	for (i = 0; options_row(i, &name, &sh, &meta) == 0; i++) {
+		for (p = meta; p != NULL && *p != '\0'; p = *end ? end + 1 : end) {
+			end = p + strcspn(p, "|");
+			if (!literal(p, (size_t)(end - p), &lo, &hi))
+				continue;
+			for (v = lo; v <= hi; v++) {
+				if (lo >= 0)
+					snprintf(val, sizeof(val), "%d", v);
+				else
+					snprintf(val, sizeof(val), "%.*s",
+					    (int)(end - p), p);
+				snprintf(opt, sizeof(opt), "--%s=%s", name, val);
+				snprintf(under, sizeof(under), "%s", opt);
+				for (k = 2; under[k] != '=' && under[k]; k++)
+					under[k] = under[k] == '-' ? '_' :
+					    under[k];
+				ck_assert_msg(P(opt, "t.py") == OPTIONS_OK,
+				    "%s offered but refused: %s", opt, err);
+				ck_assert_msg(P(under, "t.py") == OPTIONS_OK,
+				    "%s offered but refused: %s", under, err);
+				n++;
+			}
+		}
+	}
+	ck_assert_int_ge(n, 30);	/* the table has that many fixed values */
+}
+END_TEST
+
+/* The suite. */
 Suite *
 test_suite(void)
 {
@@ -448,6 +514,7 @@ test_suite(void)
 	tcase_add_test(tc, signals);
 	tcase_add_test(tc, templates);
 	tcase_add_test(tc, help_complete);
+	tcase_add_test(tc, metavar_values);
 	suite_add_tcase(s, tc);
 	return s;
 }

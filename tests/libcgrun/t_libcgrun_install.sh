@@ -18,7 +18,10 @@ make -s -C "$top" BUILD="$rel" install DESTDIR="$root" PREFIX=/usr >"$T/install.
 for f in usr/lib/libcgrun.so.1 usr/lib/libcgrun.so usr/lib/pkgconfig/cgrun.pc \
     usr/include/cgrun/cgrun.h usr/include/cgrun/rank.h usr/include/cgrun/store.h \
     usr/include/cgrun/barrier.h usr/include/cgrun/checkpoint.h \
-    usr/share/man/man3/libcgrun.3 usr/bin/cgrun; do
+    usr/share/man/man3/libcgrun.3 usr/bin/cgrun \
+    usr/share/bash-completion/completions/cgrun \
+    usr/share/bash-completion/completions/cgrun-rdzvd \
+    usr/share/cgrun/event-log.schema.json; do
 	[ -e "$root/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
 

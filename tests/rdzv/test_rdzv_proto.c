@@ -51,8 +51,8 @@ START_TEST(roundtrip_join)
 	n = rdzv_proto_encode(&m, buf, sizeof(buf));
 	ck_assert_int_gt(n, 5);
 	ck_assert_int_eq(buf[4], RDZV_OP_JOIN);
-	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why, sizeof(why)),
-	    RDZV_PROTO_OK);
+	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why,
+	    sizeof(why)), RDZV_PROTO_OK);
 	ck_assert_uint_eq(used, (size_t)n);
 	ck_assert_str_eq(d.run_id, "job7");
 	ck_assert_str_eq(d.host, "node-a");
@@ -90,8 +90,8 @@ START_TEST(roundtrip_every_op)
 	strcpy(m.addr, "h");
 	n = rdzv_proto_encode(&m, buf, sizeof(buf));
 	ck_assert_int_ge(n, 5);
-	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why, sizeof(why)),
-	    RDZV_PROTO_OK);
+	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why,
+	    sizeof(why)), RDZV_PROTO_OK);
 	ck_assert_uint_eq(used, (size_t)n);
 	ck_assert_int_eq(d.op, all_ops[_i]);
 	ck_assert_ptr_nonnull(rdzv_proto_opname(d.op));
@@ -118,10 +118,10 @@ START_TEST(one_byte_at_a_time)
 	make_join(&m);
 	n = rdzv_proto_encode(&m, buf, sizeof(buf));
 	for (i = 0; i < (size_t)n; i++)
-		ck_assert_int_eq(rdzv_proto_decode(buf, i, &d, &used, why, sizeof(why)),
-		    RDZV_PROTO_MORE);
-	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why, sizeof(why)),
-	    RDZV_PROTO_OK);
+		ck_assert_int_eq(rdzv_proto_decode(buf, i, &d, &used, why,
+		    sizeof(why)), RDZV_PROTO_MORE);
+	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why,
+	    sizeof(why)), RDZV_PROTO_OK);
 	ck_assert_str_eq(d.host, "node-a");
 }
 END_TEST
@@ -196,8 +196,8 @@ START_TEST(truncated_and_trailing)
 	n = rdzv_proto_encode(&m, buf, sizeof(buf));
 	/* Claim one byte less: the last field is cut. */
 	buf[0]--;
-	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why, sizeof(why)),
-	    RDZV_PROTO_ERROR);
+	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why,
+	    sizeof(why)), RDZV_PROTO_ERROR);
 	/* Claim one byte more: a byte is left after the last field. */
 	buf[0] += 2;
 	buf[n] = 0;
@@ -242,8 +242,8 @@ START_TEST(nul_in_string_and_field_maximum)
 	strcpy(m.text, "abc");
 	n = rdzv_proto_encode(&m, buf, sizeof(buf));
 	buf[8] = '\0';
-	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why, sizeof(why)),
-	    RDZV_PROTO_ERROR);
+	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why,
+	    sizeof(why)), RDZV_PROTO_ERROR);
 	/* nproc over RDZV_NPROC_MAX */
 	make_join(&m);
 	m.nproc = RDZV_NPROC_MAX + 1;

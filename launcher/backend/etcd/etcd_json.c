@@ -203,7 +203,7 @@ reply_fields(json_object *o, struct etcd_reply *r, char *err,
 	if ((eo = j_get(o, "error", json_type_object)) != NULL ||
 	    j_get(o, "error", json_type_string) != NULL ||
 	    j_get(o, "code", json_type_int) != NULL) {
-		if (eo != NULL)	/* a stream's {"error":{"grpc_code":..}} */
+		if (eo != NULL)	/* a stream's {"error":{"grpc_code"}} */
 			o = eo;
 		if (j_int(o, eo ? "grpc_code" : "code", &code) == -1 ||
 		    code < 0 || code > 1000)
