@@ -211,13 +211,14 @@ envv_empty(struct envv *e)
 	return 0;
 }
 
-/* Only the rank's own variables; NULL with errno. */
-char **
-worker_env_rank(const struct worker_env_in *in)
+/* The rank's variables over the agent's environment, or over none. */
+static char **
+envv_make(const struct worker_env_in *in, int inherit)
 {
 	struct envv e = { NULL, 0, 0 };
 
-	if (envv_empty(&e) == -1 || envv_rank(&e, in) == -1) {
+	if ((inherit ? envv_inherit(&e) : envv_empty(&e)) == -1 ||
+	    envv_rank(&e, in) == -1) {
 		worker_env_free(e.v);
 		errno = ENOMEM;
 		return NULL;
@@ -225,18 +226,18 @@ worker_env_rank(const struct worker_env_in *in)
 	return e.v;
 }
 
+/* Only the rank's own variables; NULL with errno. */
+char **
+worker_env_rank(const struct worker_env_in *in)
+{
+	return envv_make(in, 0);
+}
+
 /* The agent's environment with the rank's on top; NULL with errno. */
 char **
 worker_env_build(const struct worker_env_in *in)
 {
-	struct envv e = { NULL, 0, 0 };
-
-	if (envv_inherit(&e) == -1 || envv_rank(&e, in) == -1) {
-		worker_env_free(e.v);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return e.v;
+	return envv_make(in, 1);
 }
 
 /* Free an environment from worker_env_rank() or worker_env_build(). */
