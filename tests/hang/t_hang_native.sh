@@ -6,8 +6,9 @@
 # installed, and /proc with CGRUN_STACK_TOOLS=none), names rank 1 in
 # hang_here as the root cause (the others wait in the barrier), writes the
 # stacks to the log directory, restarts once, and every rank finishes.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/hang/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/hang/lib.sh"
 need_watchdog
 command -v cc >/dev/null || skip "no C compiler (cc) to build tests/hang/hang_worker.c"
 cc -O1 -g -Wall -Wextra -Werror -I"$TOP/include" -o "$T/hang_worker" \

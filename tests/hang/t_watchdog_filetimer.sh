@@ -9,15 +9,13 @@
 # gone after the job), and with torch 2.6 (tests/torch26.sh, whose python
 # is a grandchild of cgrun: accepted through the worker's process group) at
 # cgrun's private path, when torch 2.6 is available.
-: "${CGRUN_BIN:?}"
-top=${CGRUN_TOP:?}
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+top=$TOP
 PY=/usr/bin/python3
 $PY -c 'import torch.distributed.elastic.timer' 2>/dev/null ||
-	{ echo "skip: no torch in $PY (Debian python3-torch)"; exit 77; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-wdft.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+	skip "no torch in $PY (Debian python3-torch)"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; tail -n 40 "$T"/*.out; exit 1; }
+on_fail() { tail -n 40 "$T"/*.out; }
 
 cat >ft.py <<'EOF'
 import os, time

@@ -5,11 +5,8 @@
 # compiled or #! program run directly, --run-path), ${local_rank} in
 # arguments, --nproc-per-node=cpu, gpu without GPUs, multi-node without a
 # backend to reach.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 run() { timeout 20 "$CGRUN_BIN" --log-prefix=rank "$@" > out 2> err; }
 
 run --help && grep -q -- '--nproc-per-node' out && grep -q -- '--max-restarts' out ||

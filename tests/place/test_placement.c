@@ -833,10 +833,9 @@ START_TEST(real_machine_mempolicy)
 		ck_assert_str_eq(env(p, 0, "CGRUN_MEM_BIND"), c[i].mem);
 		child_mempolicy(p, 0, got, sizeof(got));
 		if (strcmp(got, "errno=1") == 0 || strcmp(got, "errno=38") == 0) {
-			fprintf(stderr, "real_machine_mempolicy: set_mempolicy "
-			    "refused (%s) here; not checked\n", got);
 			plan_free(p);
-			return;
+			SKIP_CASE("set_mempolicy refused here (%s): --mem-bind=%s "
+			    "not checked", got, c[i].mem);
 		}
 		ck_assert_msg(strncmp(got, c[i].want, strlen(c[i].want)) == 0 ||
 		    (c[i].alt != NULL && strncmp(got, c[i].alt,
@@ -1087,7 +1086,7 @@ START_TEST(real_machine_inherited)
 
 	ck_assert_int_eq(sched_getaffinity(0, sizeof(before), &before), 0);
 	if (CPU_COUNT(&before) < 2)
-		return;		/* one cpu: nothing to limit (asserted below) */
+		SKIP_CASE("this process may use one cpu: nothing to limit");
 	for (last = CPU_SETSIZE - 1; !CPU_ISSET(last, &before); last--)
 		continue;	/* the last cpu this process may use */
 	CPU_ZERO(&one);
