@@ -13,10 +13,7 @@
 # CGRUN_ENV_FULL_WRITE=1 rewrites the fixture from this build instead of
 # comparing (only when the environment workers get is meant to change).
 set -u
-: "${CGRUN_BIN:?}" "${CGRUN_BUILD:?}" "${CGRUN_TOP:?}"
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-envfull.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 FIXTURE=$CGRUN_TOP/tests/launcher/worker-env-full.txt
 FAKE_NVML=$CGRUN_BUILD/tests/place/fake_nvml/libnvidia-ml.so.1
 TOPO=$CGRUN_TOP/tests/place/topologies
