@@ -54,13 +54,11 @@
 
 #define C10D_DEFAULT_PORT	29400
 
-static const char *const cstate_names[] = {
-	[C_CONNECTING] = "CONNECTING", [C_JOINING] = "JOINING",
-	[C_RUNNING] = "RUNNING", [C_STOPPING] = "STOPPING",
-	[C_FAILED] = "FAILED", [C_DONE] = "DONE", [C_OVER] = "OVER",
-};
-_Static_assert(sizeof(cstate_names) / sizeof(cstate_names[0]) == C_NSTATES,
-    "a c10d state without a name");
+static const char *const cstate_names[] = { "CONNECTING", "JOINING",
+	"RUNNING", "STOPPING", "FAILED", "DONE", "OVER" };
+
+_Static_assert(sizeof(cstate_names) / sizeof(cstate_names[0]) == C__STATES,
+    "cstate_names does not match enum cstate");
 
 static void c10d_join(struct c10d *);
 
@@ -139,7 +137,7 @@ c10d_over(struct c10d *c, int status, const char *why)
 		bufferevent_free(c->bev);	/* the server forgets us */
 		c->bev = NULL;
 	}
-	c10d_link(c, L_DOWN);
+	c10d_link(c, LINK_DOWN);
 	evtimer_del(c->keepalive);
 	c10d_enter(c, C_OVER);
 	c->linger_deadline = monotime_after(c->conf.close_ms);
@@ -297,8 +295,8 @@ c10d_auth(struct c10d *c, const struct rdzv_msg *m)
 	}
 	memcpy(a.nonce, c->cnonce, sizeof(c->cnonce));
 	c10d_send(c, &a);
-	if (c->link == L_HELLO)
-		c10d_link(c, L_PROOF);
+	if (c->link == LINK_HELLO)
+		c10d_link(c, LINK_PROOF);
 	c10d_join(c);
 }
 
@@ -308,7 +306,7 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 {
 	char why[RDZV_TEXT_MAX + 64];
 
-	if (c->key != NULL && c->link != L_UP && m->op != RDZV_OP_CHALLENGE &&
+	if (c->key != NULL && c->link != LINK_UP && m->op != RDZV_OP_CHALLENGE &&
 	    m->op != RDZV_OP_AUTHOK && m->op != RDZV_OP_ERROR) {
 		c10d_over(c, CGRUN_EXIT_RDZV, "the rendezvous server did not "
 		    "authenticate (has it no --auth-token-file?)");
@@ -326,7 +324,7 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 			    "failed to prove it knows the auth token");
 			break;
 		}
-		c10d_link(c, L_UP);
+		c10d_link(c, LINK_UP);
 		break;
 	case RDZV_OP_WELCOME:
 		c10d_spent(c, m);
@@ -458,14 +456,14 @@ c10d_hello(struct c10d *c)
 		c10d_store_addr_name(c, (struct sockaddr *)&ss);
 	}
 	bufferevent_write(c->bev, WIRE_NATIVE_MAGIC, WIRE_NATIVE_MAGIC_LEN);
-	c10d_link(c, L_HELLO);
+	c10d_link(c, LINK_HELLO);
 	c10d_busy_connected(c);
 	rdzv_proto_init(&m, RDZV_OP_HELLO);
 	m.version = c->key != NULL ? RDZV_PROTO_VERSION_AUTH :
 	    RDZV_PROTO_VERSION;
 	c10d_send(c, &m);
 	if (c->key == NULL) {
-		c10d_link(c, L_UP);
+		c10d_link(c, LINK_UP);
 		c10d_join(c);
 		return;
 	}
@@ -484,6 +482,7 @@ c10d_join(struct c10d *c)
 	snprintf(m.run_id, sizeof(m.run_id), "%s", c->run_id);
 	snprintf(m.host, sizeof(m.host), "%s", c->me);
 	m.pid = (uint32_t)getpid();
+	m.local_id = c->local_id;
 	m.nproc = (uint32_t)c->cfg.nproc;
 	/* c10d ignores --node-rank, as torchrun; a Slurm step's node id
 	 * orders the group ranks (site.c) */
@@ -699,6 +698,7 @@ struct backend *
 c10d_new(struct event_base *base, const struct backend_config *cfg,
     const struct backend_cb *cb, char *err, size_t errlen)
 {
+	static uint32_t backends;	/* made by this process so far */
 	const struct cgrun_options *o = cfg->opts;
 	struct c10d *c;
 
@@ -720,6 +720,9 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	c->hdr.cb = *cb;
 	c->hdr.base = base;
 	c->cfg = *cfg;
+	/* tells this process's nodes apart (one in cgrun; a test or a
+	 * benchmark runs many, with one pid) */
+	c->local_id = backends++;
 	snprintf(c->run_id, sizeof(c->run_id), "%s", o->rdzv_id);
 	if (c10d_conf_parse(o->rdzv_conf, &c->conf, err, errlen) == -1) {
 		free(c);

@@ -21,10 +21,11 @@
 
 /* The session's states (c10d_enter, c10d.c). */
 enum cstate { C_CONNECTING, C_JOINING, C_RUNNING, C_STOPPING, C_FAILED,
-	C_DONE, C_OVER, C_NSTATES };
+	C_DONE, C_OVER, C__STATES };
 
 /* The connection's states (c10d_link, c10d_link.c). */
-enum link { L_DOWN, L_CONNECTING, L_HELLO, L_PROOF, L_UP, L_NLINKS };
+enum link { LINK_DOWN, LINK_CONNECTING, LINK_HELLO, LINK_PROOF, LINK_UP,
+	LINK__STATES };
 
 struct c10d_host;
 
@@ -36,6 +37,8 @@ struct c10d {
 	int			 port;
 	char			 run_id[RDZV_RUNID_MAX + 1];
 	char			 me[RDZV_HOST_MAX + 1];	/* rank sort key */
+	uint32_t		 local_id;	/* which backend of this
+						 * process: 0 in cgrun */
 	char			 store_addr[RDZV_ADDR_MAX + 1];
 	enum cstate		 state;
 	enum link		 link;

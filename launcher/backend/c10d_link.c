@@ -39,12 +39,11 @@
 #define C10D_RETRY_FIRST_MS	1	/* first retry after a failed connect */
 #define C10D_RETRY_MAX_MS	100	/* the backoff's cap */
 
-static const char *const link_names[] = {
-	[L_DOWN] = "DOWN", [L_CONNECTING] = "CONNECTING", [L_HELLO] = "HELLO",
-	[L_PROOF] = "PROOF", [L_UP] = "UP",
-};
-_Static_assert(sizeof(link_names) / sizeof(link_names[0]) == L_NLINKS,
-    "a link state without a name");
+static const char *const link_names[] = { "DOWN", "CONNECTING", "HELLO",
+	"PROOF", "UP" };
+
+_Static_assert(sizeof(link_names) / sizeof(link_names[0]) == LINK__STATES,
+    "link_names does not match enum link");
 
 /* Move the connection to a new state. */
 void
@@ -54,7 +53,7 @@ c10d_link(struct c10d *c, enum link l)
 		return;
 	log_debug("c10d link %s -> %s", link_names[c->link], link_names[l]);
 	c->link = l;
-	if (l == L_UP)
+	if (l == LINK_UP)
 		c->retry_ms = 0;	/* the next outage backs off afresh */
 }
 
@@ -93,7 +92,7 @@ c10d_backoff(struct c10d *c)
 int
 c10d_live(const struct c10d *c)
 {
-	return c->link == L_HELLO || c->link == L_PROOF || c->link == L_UP;
+	return c->link == LINK_HELLO || c->link == LINK_PROOF || c->link == LINK_UP;
 }
 
 /* Resuming: joined once, connection lost, no JOIN on a new one yet. */
@@ -101,7 +100,7 @@ static int
 c10d_resuming(const struct c10d *c)
 {
 	return c->state != C_CONNECTING && c->state != C_OVER &&
-	    c->link != L_PROOF && c->link != L_UP;
+	    c->link != LINK_PROOF && c->link != LINK_UP;
 }
 
 /* " within N s (read_timeout)": how long connecting is tried. */
@@ -178,8 +177,8 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		c10d_busy_fail(c, "closed the connection");
 		return;
 	}
-	joined = c->link == L_PROOF || c->link == L_UP;
-	c10d_link(c, L_DOWN);
+	joined = c->link == LINK_PROOF || c->link == LINK_UP;
+	c10d_link(c, LINK_DOWN);
 	if (joined && c->state != C_CONNECTING && c->state != C_OVER) {
 		/* Lost after joining: the server keeps our place for the
 		 * keep-alive window; try to get back within it. */
@@ -280,7 +279,7 @@ c10d_connect(struct c10d *c)
 		return;
 	}
 	c10d_sockopts(c, fd);
-	c10d_link(c, L_CONNECTING);
+	c10d_link(c, LINK_CONNECTING);
 	c10d_connect_timeout(c);
 	bufferevent_setcb(c->bev, c10d_read_cb, NULL, c10d_event_cb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);

@@ -15,13 +15,11 @@
 
 #define STACKPROBE_TASKS_MAX	64	/* threads read from /proc */
 
-static const char *const stackprobe_names[] = {
-	[STACKPROBE_FAULTHANDLER] = "faulthandler",
-	[STACKPROBE_PYSPY] = "py-spy", [STACKPROBE_GDB] = "gdb",
-	[STACKPROBE_EUSTACK] = "eu-stack", [STACKPROBE_PROC] = "/proc",
-};
+static const char *const stackprobe_names[] = { "faulthandler", "py-spy",
+	"gdb", "eu-stack", "/proc" };
+
 _Static_assert(sizeof(stackprobe_names) / sizeof(stackprobe_names[0]) ==
-    STACKPROBE_NWAYS, "a way to take stacks without a name");
+    STACKPROBE__WAYS, "stackprobe_names does not match enum stackprobe_way");
 
 /* The name of a way, for logs and stacks.txt. */
 const char *

@@ -18,7 +18,7 @@ enum stackprobe_way {
 	STACKPROBE_GDB,			/* gdb -batch -p, thread apply all bt */
 	STACKPROBE_EUSTACK,		/* eu-stack -p */
 	STACKPROBE_PROC,		/* /proc/PID/task/TID/... */
-	STACKPROBE_NWAYS
+	STACKPROBE__WAYS
 };
 
 /* The tools found on PATH, once per collection. */

@@ -26,14 +26,13 @@
 #include "watchdog.h"
 
 enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER,
-	SRC_NSOURCES };
+	SRC__COUNT };
 
-static const char *const src_names[] = {
-	[SRC_NONE] = "none", [SRC_HEARTBEAT] = "heartbeat",
-	[SRC_OUTPUT] = "output", [SRC_FILETIMER] = "filetimer",
-};
-_Static_assert(sizeof(src_names) / sizeof(src_names[0]) == SRC_NSOURCES,
-    "a source of progress without a name");
+static const char *const src_names[] = { "none", "heartbeat", "output",
+	"filetimer" };
+
+_Static_assert(sizeof(src_names) / sizeof(src_names[0]) == SRC__COUNT,
+    "src_names does not match enum wd_src");
 
 struct wd_rank {
 	struct watchdog	*wd;

@@ -87,27 +87,17 @@
 #include "tty.h"
 #include "watchdog.h"
 
-static const char *const state_names[] = {
-	[S_RDZV] = "rendezvous", [S_RUNNING] = "running",
-	[S_STOP_FAILURE] = "stopping-failure",
-	[S_STOP_RESTART] = "stopping-restart",
-	[S_STOP_SIGNAL] = "stopping-signal",
-	[S_STOP_BKFAIL] = "stopping-backend-failure", [S_DONE] = "done",
-	[S_DIAGNOSE] = "diagnosing", [S_EXIT] = "exit",
-};
+static const char *const state_names[] = { "rendezvous", "running",
+	"stopping-failure", "stopping-restart", "stopping-signal",
+	"stopping-backend-failure", "done", "diagnosing", "exit" };
+static const char *const event_names[] = { "round", "failed", "succeeded",
+	"failed-all-gone", "signal", "sigint-again", "forward", "grace",
+	"kill-wait", "restart", "fail", "finished", "hung", "stacks" };
+
 _Static_assert(sizeof(state_names) / sizeof(state_names[0]) == S_NSTATES,
-    "a state without a name");
-static const char *const event_names[] = {
-	[E_ROUND] = "round", [E_FAILED] = "failed",
-	[E_SUCCEEDED] = "succeeded", [E_GONE] = "gone",
-	[E_SIGSTOP] = "signal", [E_SIGKILL] = "kill", [E_SIGFWD] = "forward",
-	[E_GRACE] = "grace", [E_KILLWAIT] = "kill-wait",
-	[E_BK_RESTART] = "restart", [E_BK_FAIL] = "fail",
-	[E_BK_FINISHED] = "finished", [E_HUNG] = "hung",
-	[E_STACKS] = "stacks",
-};
+    "state_names does not match enum agent_state");
 _Static_assert(sizeof(event_names) / sizeof(event_names[0]) == E_NEVENTS,
-    "an event without a name");
+    "event_names does not match enum agent_ev");
 
 typedef void (*agent_action)(struct agent *);
 
@@ -131,7 +121,8 @@ agent_exit(struct agent *a, int status)
 	agent_enter(a, S_EXIT);
 }
 
-/* Next loop turn: dispatch E_SUCCEEDED/E_GONE if every worker is gone. */
+/* Next loop turn: dispatch E_SUCCEEDED or E_FAILED_ALL_GONE if every
+ * worker is gone. */
 static void
 agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -147,7 +138,7 @@ agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 	if (a->state != S_DIAGNOSE)	/* its stop and root cause come first */
 		observe_attempt_end(a->ob, f, n, n == 0 &&
 		    a->state == S_RUNNING);
-	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
+	agent_event(a, n == 0 ? E_SUCCEEDED : E_FAILED_ALL_GONE);
 }
 
 /* attempt's on_all_gone: react on the next loop turn. */
@@ -536,9 +527,9 @@ struct agent_cell {
 	[E_ROUND] = DO(act_spawn),					\
 	[E_FAILED] = IGNORE("no workers running"),			\
 	[E_SUCCEEDED] = IGNORE("workers already gone"),			\
-	[E_GONE] = IGNORE("workers already gone"),			\
+	[E_FAILED_ALL_GONE] = IGNORE("workers already gone"),		\
 	[E_SIGSTOP] = DO(act_exit_signal),				\
-	[E_SIGKILL] = DO(act_exit_signal),				\
+	[E_SIGINT_AGAIN] = DO(act_exit_signal),				\
 	[E_SIGFWD] = IGNORE("no workers running"),			\
 	[E_GRACE] = IGNORE("not stopping"),				\
 	[E_KILLWAIT] = IGNORE("not stopping"),				\
@@ -554,9 +545,9 @@ struct agent_cell {
 	[E_ROUND] = IGNORE("no round was asked for while stopping"),	\
 	[E_FAILED] = IGNORE("already stopping"),			\
 	[E_SUCCEEDED] = DO(gone),					\
-	[E_GONE] = DO(gone),						\
+	[E_FAILED_ALL_GONE] = DO(gone),					\
 	[E_SIGSTOP] = DO(act_stop_signal),				\
-	[E_SIGKILL] = DO(act_kill),					\
+	[E_SIGINT_AGAIN] = DO(act_kill),				\
 	[E_SIGFWD] = IGNORE("workers are being stopped"),		\
 	[E_GRACE] = DO(act_kill),					\
 	[E_KILLWAIT] = DO(act_abandon),					\
@@ -578,9 +569,9 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 		[E_ROUND] = IGNORE("no round was asked for"),
 		[E_FAILED] = DO(act_stop_failure),
 		[E_SUCCEEDED] = DO(act_done),
-		[E_GONE] = DO(act_stop_failure),
+		[E_FAILED_ALL_GONE] = DO(act_stop_failure),
 		[E_SIGSTOP] = DO(act_stop_signal),
-		[E_SIGKILL] = DO(act_stop_kill),
+		[E_SIGINT_AGAIN] = DO(act_stop_kill),
 		[E_SIGFWD] = DO(act_forward),
 		[E_GRACE] = IGNORE("not stopping"),
 		[E_KILLWAIT] = IGNORE("not stopping"),
@@ -601,9 +592,9 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 		[E_ROUND] = IGNORE("no round was asked for"),
 		[E_FAILED] = IGNORE("taking the stacks (SIGABRT ends ranks)"),
 		[E_SUCCEEDED] = IGNORE("taking the stacks first"),
-		[E_GONE] = IGNORE("taking the stacks first"),
+		[E_FAILED_ALL_GONE] = IGNORE("taking the stacks first"),
 		[E_SIGSTOP] = DO(act_diag_signal),
-		[E_SIGKILL] = DO(act_diag_kill),
+		[E_SIGINT_AGAIN] = DO(act_diag_kill),
 		[E_SIGFWD] = DO(act_forward),
 		[E_GRACE] = IGNORE("not stopping"),
 		[E_KILLWAIT] = IGNORE("not stopping"),
@@ -667,7 +658,7 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (sig == SIGINT && a->nsigint++ > 0) {
-		agent_event(a, E_SIGKILL);
+		agent_event(a, E_SIGINT_AGAIN);
 		return;
 	}
 	if (a->stop_sig == 0)

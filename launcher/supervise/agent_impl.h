@@ -49,9 +49,9 @@ enum agent_ev {
 	E_ROUND,	/* backend: a round is ready */
 	E_FAILED,	/* a worker failed (first failure of the attempt) */
 	E_SUCCEEDED,	/* every worker gone, none failed */
-	E_GONE,		/* every worker gone, some failed */
+	E_FAILED_ALL_GONE, /* every worker gone, some failed */
 	E_SIGSTOP,	/* TERM, INT, HUP, QUIT (or another handled signal) */
-	E_SIGKILL,	/* second INT: kill at once */
+	E_SIGINT_AGAIN,	/* a second INT: kill at once */
 	E_SIGFWD,	/* USR1, USR2: only forwarded to the workers */
 	E_GRACE,	/* shutdown timeout expired: KILL */
 	E_KILLWAIT,	/* still not gone long after KILL: give up on them */

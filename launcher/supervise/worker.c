@@ -46,13 +46,11 @@ struct worker {
 	char			 stderr_log[PATH_MAX];
 };
 
-static const char *const worker_state_names[] = {
-	[WORKER_NEW] = "new", [WORKER_RUNNING] = "running",
-	[WORKER_EXITED] = "exited", [WORKER_GONE] = "gone",
-	[WORKER_ABANDONED] = "abandoned",
-};
+static const char *const worker_state_names[] = { "new", "running",
+	"exited", "gone", "abandoned" };
+
 _Static_assert(sizeof(worker_state_names) / sizeof(worker_state_names[0]) ==
-    WORKER_NSTATES, "a worker state without a name");
+    WORKER__STATES, "worker_state_names does not match enum worker_state");
 
 /* The name of a state, for logs. */
 const char *

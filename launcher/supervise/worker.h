@@ -39,8 +39,8 @@ enum worker_state {
 	WORKER_RUNNING,		/* started, not reaped */
 	WORKER_EXITED,		/* reaped; a pipe is still open */
 	WORKER_GONE,		/* reaped and pipes closed (or drained) */
-	WORKER_ABANDONED,	/* unreaped long after KILL: counted gone */
-	WORKER_NSTATES
+	WORKER_ABANDONED,	/* not reaped long after KILL; counts as gone */
+	WORKER__STATES
 };
 
 /* What every worker of an attempt shares (owned by the caller). */

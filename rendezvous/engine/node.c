@@ -221,7 +221,7 @@ node_alive_cb(int fd, short what, void *arg)
 	log_info("rdzv job=%s node=%s:%u dead: no keep-alive for %u ms",
 	    n->job->run_id, n->host, n->pid, n->job->ka_ms * n->job->ka_max);
 	n->job->r->stats.nodes_dead++;
-	job_dispatch(n->job, EV_GONE, n);
+	job_dispatch_node(n, NODE_GONE);
 }
 
 /* Free a node not yet in its job. */

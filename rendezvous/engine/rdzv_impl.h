@@ -4,8 +4,9 @@
  *
  *	rdzv.c		the engine object: jobs list, auth key, counters,
  *			the status walk, shutdown
- *	job.c		a job's state machine: job_actions[state][event];
- *			it asks decide.c what happens and carries it out
+ *	job.c		a job's state machine: job_actions[state][event]
+ *			and node_actions[state][event][node state]; it
+ *			asks decide.c what happens and carries it out
  *			(a round's messages, RESTART, FAIL, timers)
  *	node.c		a node of a job: states, identity hash, keep-alive
  *			deadline, and its facts as decide.c sees them
@@ -49,9 +50,23 @@
 /* Buckets of the engine's run id hash (a JOIN finds its job in O(1)). */
 #define JOB_BUCKETS		4096
 
-/* Events of a job's decision table (job.c). */
-enum ev { EV_JOIN, EV_FAILED, EV_STOPPED, EV_DONE, EV_GONE, EV_LASTCALL,
-	EV_JOINTIMEOUT, EV__COUNT };
+/* A job's own events (job.c: job_actions). */
+enum job_event {
+	JOB_JOIN,		/* a new node joined (born WAIT) */
+	JOB_LAST_CALL_OVER,	/* the last call's timer */
+	JOB_JOIN_TIMEOUT,	/* join_timeout's timer */
+	JOB__EVENTS
+};
+
+/* A node's events (job.c: node_actions, by the node's state too). */
+enum node_event {
+	NODE_FAILED,		/* FAILED: its workers failed */
+	NODE_STOPPED,		/* STOPPED: its workers stopped after RESTART */
+	NODE_DONE,		/* DONE: its workers all exited 0 */
+	NODE_GONE,		/* LEAVE, its keep-alive window ended, or its
+				 * connection closed in a job that is over */
+	NODE__EVENTS
+};
 
 /* Where a peer session is (see the diagram above). */
 enum rdzv_pstate {
@@ -162,7 +177,8 @@ ms_tv(uint32_t ms)
 struct job *job_new(struct rdzv *, const struct rdzv_msg *);
 void	job_free(struct job *);
 struct job *job_find(const struct rdzv *, const char *run_id);
-void	job_dispatch(struct job *, enum ev, struct node *);
+void	job_dispatch(struct job *, enum job_event, struct node *);
+void	job_dispatch_node(struct node *, enum node_event);
 void	job_fail(struct job *, uint8_t, const char *);
 void	job_round_to(struct job *, struct node *);
 void	job_status_to(struct job *, struct node *);

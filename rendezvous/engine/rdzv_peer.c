@@ -20,9 +20,12 @@
 #include "rdzv.h"
 #include "rdzv_impl.h"
 
-static const char *const peer_state_names[PEER__COUNT] = {
+static const char *const peer_state_names[] = {
 	"HELLO", "AUTH", "READY", "JOINED", "GONE"
 };
+
+_Static_assert(sizeof(peer_state_names) / sizeof(peer_state_names[0]) ==
+    PEER__COUNT, "peer_state_names does not match enum rdzv_pstate");
 
 /* Move a peer to state s, logging `old -> new`; the only place p->state
  * changes. */
@@ -117,6 +120,7 @@ peer_resume(struct rdzv_peer *p, struct node *n)
 	switch (n->state) {
 	case RDZV_N_ACTIVE:
 	case RDZV_N_DONE:
+	case RDZV_N_FAILED:	/* a member whose failure ended the job */
 		job_round_to(j, n);
 		break;
 	case RDZV_N_STOPPING:
@@ -200,7 +204,7 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 	log_debug("rdzv job=%s join node=%s:%u nproc=%u store=%s:%u",
 	    j->run_id, n->host, n->pid, n->nproc, n->addr, n->port);
 	job_bound_orphan_check(j);
-	job_dispatch(j, EV_JOIN, n);
+	job_dispatch(j, JOB_JOIN, n);
 	return 0;
 }
 
@@ -277,9 +281,11 @@ peer_auth(struct rdzv_peer *p, const struct rdzv_msg *m)
 int
 rdzv_peer_msg(struct rdzv_peer *p, const struct rdzv_msg *m)
 {
-	static const enum ev node_ev[] = { [RDZV_OP_FAILED - 0x80] = EV_FAILED,
-	    [RDZV_OP_STOPPED - 0x80] = EV_STOPPED,
-	    [RDZV_OP_DONE - 0x80] = EV_DONE, [RDZV_OP_LEAVE - 0x80] = EV_GONE };
+	static const enum node_event node_ev[] = {
+	    [RDZV_OP_FAILED - 0x80] = NODE_FAILED,
+	    [RDZV_OP_STOPPED - 0x80] = NODE_STOPPED,
+	    [RDZV_OP_DONE - 0x80] = NODE_DONE,
+	    [RDZV_OP_LEAVE - 0x80] = NODE_GONE };
 
 	if (p->state == PEER_HELLO)
 		return peer_hello(p, m);
@@ -301,8 +307,7 @@ rdzv_peer_msg(struct rdzv_peer *p, const struct rdzv_msg *m)
 			snprintf(p->node->failed_why,
 			    sizeof(p->node->failed_why), "%s", m->text);
 		if (m->op != RDZV_OP_KEEPALIVE)
-			job_dispatch(p->node->job, node_ev[m->op - 0x80],
-			    p->node);
+			job_dispatch_node(p->node, node_ev[m->op - 0x80]);
 		return 0;
 	case RDZV_OP_SPENT:
 		if (p->state != PEER_JOINED)
@@ -376,7 +381,7 @@ rdzv_peer_gone(struct rdzv_peer *p)
 	p->node = NULL;
 	/* After the peer lets go: the dispatch may free the node. */
 	if (n != NULL && n->job->state == RDZV_J_CLOSED)
-		job_dispatch(n->job, EV_GONE, n);
+		job_dispatch_node(n, NODE_GONE);
 	else if (n != NULL)
 		job_bound_orphan_check(n->job);
 	free(p);

@@ -7,12 +7,12 @@
 # fixed values, files after the script and for file options; then an
 # interactive bash in tmux completes with TAB as a user types
 # (--opt=value forms, where readline splits words at '=').
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 BC=/usr/share/bash-completion/bash_completion
 COMP=$TOP/completion/cgrun.bash
 command -v bash >/dev/null 2>&1 || skip "bash not installed"
 [ -f "$BC" ] || skip "bash-completion not installed (apt-get install bash-completion)"
-fail() { echo "FAIL: $*"; exit 1; }
 
 mkdir -p "$T/dir/sub"
 touch "$T/dir/train.py" "$T/dir/data.txt"

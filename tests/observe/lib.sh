@@ -7,7 +7,6 @@
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 TOOL="$PY113 $TOP/tests/daemon/service_tool.py"
 
-fail() { echo "FAIL: $*"; exit 1; }
 
 # need PROGRAM PACKAGE: skip unless PROGRAM is installed.
 need() {
@@ -52,7 +51,7 @@ has() {
 # start_node_exporter DIR: its textfile collector on DIR, nothing else;
 # sets NE_PID and NE_URL.
 start_node_exporter() {
-	port=$($TOOL freeport)
+	port=$(free_port)
 	prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
 		--collector.disable-defaults --collector.textfile \
 		--collector.textfile.directory="$1" >"$T/node_exporter.log" 2>&1 &
@@ -65,7 +64,7 @@ start_node_exporter() {
 # start_prometheus CONFIG: a Prometheus with its own data directory; sets
 # PROM_PID and PROM_URL.
 start_prometheus() {
-	port=$($TOOL freeport)
+	port=$(free_port)
 	prometheus --config.file="$1" --storage.tsdb.path="$T/prom-data" \
 		--web.listen-address="127.0.0.1:$port" >"$T/prometheus.log" 2>&1 &
 	PROM_PID=$!

@@ -6,12 +6,12 @@
 # stop by SIGTERM; then fd:N, torchrun's --event-log-handler=console, a
 # $run_id template, the site file's keys, and the errors: a directory that
 # does not exist, a malformed fd:N, a closed fd, an unknown handler.  (Node loss: t_event_log_nodes.sh.)
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 SCHEMA=$TOP/docs/event-log.schema.json
 "$PY113" -c 'import jsonschema' 2>/dev/null ||
 	skip "python3-jsonschema not installed (apt-get install python3-jsonschema)"
-fail() { echo "FAIL: $*"; exit 1; }
 
 # A worker: on restart count 0, rank CRASH_RANK (if set) exits CRASH_CODE
 # at once and the others sleep SLEEP seconds (if set, until stopped);

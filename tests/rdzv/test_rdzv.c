@@ -2,7 +2,9 @@
  * test_rdzv.c: the rendezvous engine as a state machine, driven through
  * fake connections that record what the engine sends: round decisions,
  * group ranks and rank offsets, spares, scale-up, the restart budget,
- * keep-alive deaths, MIN, join timeout, job separation, protocol errors.
+ * keep-alive deaths, MIN, join timeout, job separation, protocol errors;
+ * the job tables (no hole; an ignored message logged with its reason; a
+ * node left behind by a round taken in later).
  */
 #include <check.h>
 #include <stdio.h>
@@ -182,6 +184,23 @@ wait_for(struct fconn *c, uint8_t op, int ms)
 		waited += 5;
 	}
 	return last(c, op);
+}
+
+/* Run the loop until c got a ROUND of round r, at most ms milliseconds. */
+static const struct rdzv_msg *
+wait_round(struct fconn *c, uint32_t r, int ms)
+{
+	struct timeval tv = { 0, 5000 };
+	const struct rdzv_msg *m;
+	int waited = 0;
+
+	while (((m = last(c, RDZV_OP_ROUND)) == NULL || m->round != r) &&
+	    waited < ms) {
+		event_base_loopexit(base, &tv);
+		event_base_dispatch(base);
+		waited += 5;
+	}
+	return m != NULL && m->round == r ? m : NULL;
 }
 
 START_TEST(two_nodes_ranks_sorted_by_host)
@@ -669,6 +688,74 @@ START_TEST(peer_states)
 }
 END_TEST
 
+START_TEST(table_full)
+{
+	ck_assert_uint_eq(rdzv_table_holes(), 0);
+}
+END_TEST
+
+/* A DONE while a round is formed, and a DONE repeated, are ignored, and
+ * the log says so with the reason (a late message leaves a trace). */
+START_TEST(ignored_events_leave_a_trace)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1 };
+	struct fconn *a, *b;
+	int level = log_getlevel();
+
+	logged[0] = '\0';
+	log_setlevel(LOG_LVL_INFO);
+	log_set_sink(log_keep, NULL);
+	a = join("ta", &o);
+	ck_assert_int_eq(say(a, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(strstr(logged, "node=ta:100 DONE ignored in "
+	    "JOINING/WAIT: no round runs: a DONE of the round before"));
+	b = join("tb", &o);
+	ck_assert_ptr_nonnull(last(b, RDZV_OP_ROUND));
+	ck_assert_int_eq(say(b, RDZV_OP_DONE), 0);
+	ck_assert_int_eq(say(b, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(strstr(logged, "node=tb:100 DONE ignored in "
+	    "RUNNING/DONE: already done: a DONE repeated"));
+	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
+	ck_assert_ptr_nonnull(strstr(logged, "node=ta:100 STOPPED ignored in "
+	    "RUNNING/ACTIVE: not asked to stop: a STOPPED repeated"));
+	ck_assert_ptr_null(last(a, RDZV_OP_FINISHED));
+	log_set_sink(NULL, NULL);
+	log_setlevel(level);
+	bye(a);
+	bye(b);
+}
+END_TEST
+
+/*
+ * A node still stopping when the last call closed the round without it
+ * is not forgotten: its STOPPED makes it wait, and below MAX the job
+ * scales up to take it in (no restart spent).
+ */
+START_TEST(left_behind_then_taken_in)
+{
+	struct jopt o = { .min = 2, .max = 3, .node_rank = -1, .restarts = 1,
+	    .last_call_ms = 20 };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *c = join("c", &o);
+
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->group_world_size, 3);
+	ck_assert_int_eq(say(a, RDZV_OP_FAILED), 0);
+	ck_assert_int_eq(say(b, RDZV_OP_STOPPED), 0);	/* c still stops */
+	ck_assert_ptr_nonnull(wait_round(b, 1, 2000));
+	ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->group_world_size, 2);
+	ck_assert_int_eq(say(c, RDZV_OP_STOPPED), 0);
+	ck_assert_str_eq(got(a, RDZV_OP_RESTART)->text, "node c (pid 100) "
+	    "joined");
+	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
+	ck_assert_int_eq(say(b, RDZV_OP_STOPPED), 0);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->round, 2);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->group_world_size, 3);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->restart_count, 1);
+	bye(a);
+	bye(b);
+	bye(c);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -696,6 +783,9 @@ test_suite(void)
 	tcase_add_test(tc, resume_on_new_connection);
 	tcase_add_test(tc, protocol_errors);
 	tcase_add_test(tc, peer_states);
+	tcase_add_test(tc, table_full);
+	tcase_add_test(tc, ignored_events_leave_a_trace);
+	tcase_add_test(tc, left_behind_then_taken_in);
 	suite_add_tcase(s, tc);
 	return s;
 }
