@@ -37,6 +37,12 @@
  *                      or   <---   cb->restart / cb->round (a node failed)
  *   ops->free()                    leaves without closing the rendezvous
  *
+ * cb->round may also come while workers of an earlier round run or stop
+ * (c10d: a restarted rendezvous server decided a round from what the
+ * agents carried): the agent stops them and starts that round, without
+ * calling workers_failed or workers_stopped; a cb->restart after it
+ * supersedes it (the agent then rejoins with workers_stopped).
+ *
  * cb->fail's status is a CGRUN_EXIT_* code (exitcodes.h) or, when the job
  * failed because workers failed with no restarts left, -1: the agent then
  * exits with its root-cause worker status.

@@ -14,8 +14,9 @@
  * RUNNING (ROUND received) -> STOPPING (RESTART received, workers
  * stopping) -> JOINING (STOPPED sent) ...; FAILED and DONE wait for the
  * server's decision; OVER after FINISHED or FAIL.  After a lost
- * connection comes back within the resume window, the JOIN on the new
- * connection is followed by what the server may have missed (c10d_resent).
+ * connection comes back within the resume window, the client carries
+ * its last round onto the new one, or repeats what the server may have
+ * missed (c10d_resume.c).
  *
  * The exit barrier: in DONE (our workers succeeded) the server's FINISHED
  * ends the job; --exit-barrier-timeout bounds that wait.  When it expires
@@ -60,8 +61,6 @@ static const char *const cstate_names[] = { "CONNECTING", "JOINING",
 _Static_assert(sizeof(cstate_names) / sizeof(cstate_names[0]) == C__STATES,
     "cstate_names does not match enum cstate");
 
-static void c10d_join(struct c10d *);
-
 /* Move the session to a new state. */
 static void
 c10d_enter(struct c10d *c, enum cstate s)
@@ -73,7 +72,7 @@ c10d_enter(struct c10d *c, enum cstate s)
 }
 
 /* Encode and queue one message to the server. */
-static void
+void
 c10d_send(struct c10d *c, const struct rdzv_msg *m)
 {
 	unsigned char buf[4 + RDZV_FRAME_MAX];
@@ -89,7 +88,7 @@ c10d_send(struct c10d *c, const struct rdzv_msg *m)
 }
 
 /* Send a message without fields. */
-static void
+void
 c10d_say(struct c10d *c, uint8_t op)
 {
 	struct rdzv_msg m;
@@ -172,71 +171,14 @@ c10d_progress(struct c10d *c, const struct rdzv_msg *m)
 	    m->max_nodes, lc);
 }
 
-/* After resuming with workers running: does the ROUND give this node the
- * place it runs with?  A restarted server forgot the job and numbers its
- * rounds from 0 again, but decides the same places for the same nodes. */
-static int
-c10d_same_place(const struct c10d *c, const struct rdzv_msg *m)
-{
-	const struct round_info *ri = &c->info;
-
-	return c->resumed && c->had_round &&
-	    (c->state == C_RUNNING || c->state == C_DONE) &&
-	    m->group_rank == ri->group_rank &&
-	    (int)m->group_world_size == ri->group_world_size &&
-	    (int)m->rank_base == ri->rank_base &&
-	    (int)m->world_size == ri->world_size &&
-	    m->port == ri->master_port &&
-	    strcmp(m->addr, ri->master_addr) == 0;
-}
-
-/* A ROUND after resuming kept our place: a restarted server ignored the
- * DONE we repeated while its round was forming, so say it again (a
- * server that had it ignores it). */
-static void
-c10d_round_kept(struct c10d *c)
-{
-	if (c->resumed && c->state == C_DONE)
-		c10d_say(c, RDZV_OP_DONE);
-	c->resumed = 0;
-}
-
-/* WELCOME from a server that takes SPENT (version 3): after a round,
- * say how many restarts the job had spent, so that a restarted daemon,
- * which forgot the job, does not give them back. */
-static void
-c10d_spent(struct c10d *c, const struct rdzv_msg *w)
-{
-	struct rdzv_msg m;
-
-	if (w->version < RDZV_PROTO_VERSION_SPENT || !c->had_round ||
-	    c->info.restart_count <= 0)
-		return;
-	rdzv_proto_init(&m, RDZV_OP_SPENT);
-	m.restart_count = (uint32_t)c->info.restart_count;
-	c10d_send(c, &m);
-}
-
 /* ROUND: this node's place; a fresh job store, then spawn. */
 static void
 c10d_round(struct c10d *c, const struct rdzv_msg *m)
 {
 	struct round_info *ri = &c->info;
 
-	if (c->had_round && m->round == ri->round &&
-	    (c->state == C_RUNNING || c->state == C_DONE)) {
-		log_debug("c10d: round %u again after resuming", m->round);
-		c10d_round_kept(c);
+	if (c10d_round_kept(c, m))
 		return;
-	}
-	if (c10d_same_place(c, m)) {
-		log_warnx("rendezvous %s: the server's round %u is our round %u "
-		    "with the same places (the server restarted): workers go "
-		    "on", c->run_id, m->round, ri->round);
-		ri->round = m->round;
-		c10d_round_kept(c);
-		return;
-	}
 	c->resumed = 0;
 	c->had_round = 1;
 	memset(ri, 0, sizeof(*ri));
@@ -297,7 +239,8 @@ c10d_auth(struct c10d *c, const struct rdzv_msg *m)
 	c10d_send(c, &a);
 	if (c->link == LINK_HELLO)
 		c10d_link(c, LINK_PROOF);
-	c10d_join(c);
+	if (!c->rejoining)
+		c10d_join(c);
 }
 
 /* One message from the server. */
@@ -327,7 +270,8 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 		c10d_link(c, LINK_UP);
 		break;
 	case RDZV_OP_WELCOME:
-		c10d_spent(c, m);
+		if (c->rejoining)
+			c10d_rejoin(c, m->version);
 		break;
 	case RDZV_OP_STATUS:
 		c10d_progress(c, m);
@@ -336,10 +280,13 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 		c10d_round(c, m);
 		break;
 	case RDZV_OP_RESTART:
+		/* a report held after RESUME is answered here */
+		c->carrying = c->unsent = 0;
 		if (c->state == C_STOPPING)	/* again, after resuming */
 			break;
-		if (c->state == C_FAILED) {
-			/* our own failure started this round: already stopped */
+		if (c->state == C_FAILED || c->state == C_JOINING) {
+			/* our own failure started this round, or our STOPPED
+			 * was lost with a connection: already stopped */
 			c10d_say(c, RDZV_OP_STOPPED);
 			c10d_enter(c, C_JOINING);
 			break;
@@ -402,26 +349,6 @@ c10d_read_cb(struct bufferevent *bev, void *arg)
 	}
 }
 
-/* Back on a new connection: repeat what the server may have missed (it
- * ignores what it already had). */
-static void
-c10d_resent(struct c10d *c)
-{
-	struct rdzv_msg m;
-
-	log_warnx("rendezvous %s: connection to %s:%d restored", c->run_id,
-	    c->host, c->port);
-	c->resumed = 1;
-	if (c->state == C_DONE)
-		c10d_say(c, RDZV_OP_DONE);
-	else if (c->state == C_FAILED) {
-		rdzv_proto_init(&m, RDZV_OP_FAILED);
-		snprintf(m.text, sizeof(m.text), "%s", c->failed_why);
-		c10d_send(c, &m);
-	} else if (c->state == C_JOINING && c->had_round)
-		c10d_say(c, RDZV_OP_STOPPED);
-}
-
 /*
  * The endpoint is this machine, reached over loopback because its name
  * resolves to loopback here (Debian's "127.0.1.1 myhost"): advertise the
@@ -462,16 +389,24 @@ c10d_hello(struct c10d *c)
 	m.version = c->key != NULL ? RDZV_PROTO_VERSION_AUTH :
 	    RDZV_PROTO_VERSION;
 	c10d_send(c, &m);
-	if (c->key == NULL) {
+	/* a new connection after a lost one joins once WELCOME says what
+	 * the server takes (c10d_rejoin) */
+	c->rejoining = c->state != C_CONNECTING;
+	c->carrying = 0;
+	if (c->rejoining)
+		c10d_await_welcome(c);
+	if (c->key == NULL && !c->rejoining) {
 		c10d_link(c, LINK_UP);
 		c10d_join(c);
 		return;
 	}
-	event_del(c->keepalive);	/* nothing but AUTH before the proof */
+	event_del(c->keepalive);	/* nothing but AUTH before the proof,
+					 * nothing before JOIN */
 }
 
-/* JOIN (after HELLO, or after AUTH), keep-alives, resume. */
-static void
+/* JOIN (after HELLO, after AUTH, or after WELCOME on a new connection),
+ * then keep-alives. */
+void
 c10d_join(struct c10d *c)
 {
 	struct rdzv_msg m;
@@ -499,12 +434,11 @@ c10d_join(struct c10d *c)
 	snprintf(m.addr, sizeof(m.addr), "%s", c->store_addr);
 	m.port = (uint16_t)c->cfg.store_port;
 	c10d_send(c, &m);
+	if (c->link == LINK_HELLO)
+		c10d_link(c, LINK_UP);	/* rejoining without a token */
 	event_add(c->keepalive, &tv);
-	if (c->state == C_CONNECTING) {
+	if (c->state == C_CONNECTING)
 		c10d_enter(c, C_JOINING);
-		return;
-	}
-	c10d_resent(c);
 }
 
 /* Keep-alive timer. */
@@ -567,18 +501,15 @@ static void
 c10d_workers_failed(struct backend *b, const char *why)
 {
 	struct c10d *c = (struct c10d *)b;
-	struct rdzv_msg m;
 
 	if (c->state == C_STOPPING) {	/* stopped on a RESTART anyway */
-		c10d_say(c, RDZV_OP_STOPPED);
 		c10d_enter(c, C_JOINING);
+		c10d_report(c);
 		return;
 	}
-	rdzv_proto_init(&m, RDZV_OP_FAILED);
-	snprintf(m.text, sizeof(m.text), "%s", why ? why : "");
-	snprintf(c->failed_why, sizeof(c->failed_why), "%s", m.text);
-	c10d_send(c, &m);
+	snprintf(c->failed_why, sizeof(c->failed_why), "%s", why ? why : "");
 	c10d_enter(c, C_FAILED);
+	c10d_report(c);
 }
 
 /* ops->workers_stopped: join the next round. */
@@ -587,8 +518,8 @@ c10d_workers_stopped(struct backend *b)
 {
 	struct c10d *c = (struct c10d *)b;
 
-	c10d_say(c, RDZV_OP_STOPPED);
 	c10d_enter(c, C_JOINING);
+	c10d_report(c);
 }
 
 /* What this node hosts that the others need, or NULL. */
@@ -635,8 +566,8 @@ c10d_workers_done(struct backend *b)
 	double t = c->cfg.opts->exit_barrier_timeout;
 	struct timeval tv;
 
-	c10d_say(c, RDZV_OP_DONE);
 	c10d_enter(c, C_DONE);
+	c10d_report(c);
 	if (!(t > 0))
 		return;		/* 0: no limit */
 	tv.tv_sec = (time_t)t;

@@ -9,12 +9,14 @@
  * The connection (c10d_link, logging "old -> new" at -v -v): DOWN ->
  * CONNECTING (TCP connect) -> HELLO (connected, magic + HELLO sent) -> UP
  * (JOIN sent); with an auth token HELLO -> PROOF (CHALLENGE answered,
- * JOIN sent, waiting for the server's AUTHOK) -> UP.  A lost connection
- * goes back to DOWN.  A connection lost from PROOF or UP after the first
- * JOIN opens the resume window (the server keeps our place for
+ * JOIN sent, waiting for the server's AUTHOK) -> UP.  On a new connection
+ * after a lost one the JOIN waits for WELCOME (c10d_resume.c): HELLO ->
+ * UP when it goes out, or HELLO -> PROOF -> UP (AUTHOK) before it.  A
+ * lost connection goes back to DOWN.  A connection lost from PROOF or UP
+ * after a JOIN opens the resume window (the server keeps our place for
  * keepalive_ms x keepalive_max): until a JOIN goes out on a new
- * connection the client is resuming, and c10d.c repeats what the server
- * may have missed.
+ * connection the client is resuming, and c10d_resume.c carries our round
+ * or repeats what the server may have missed.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -167,7 +169,8 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		c10d_hello(c);
 		return;
 	}
-	if (what & BEV_EVENT_TIMEOUT) {	/* a connect that hangs (no RST) */
+	if (what & BEV_EVENT_TIMEOUT) {	/* a connect that hangs (no RST),
+					 * or no WELCOME (c10d_await_welcome) */
 		what |= BEV_EVENT_ERROR;
 		errno = ETIMEDOUT;
 	}
@@ -177,7 +180,9 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		c10d_busy_fail(c, "closed the connection");
 		return;
 	}
-	joined = c->link == LINK_PROOF || c->link == LINK_UP;
+	/* a JOIN went out on this connection (not when it was lost while
+	 * rejoining: the first loss's window goes on) */
+	joined = (c->link == LINK_PROOF || c->link == LINK_UP) && !c->rejoining;
 	c10d_link(c, LINK_DOWN);
 	if (joined && c->state != C_CONNECTING && c->state != C_OVER) {
 		/* Lost after joining: the server keeps our place for the
@@ -206,6 +211,22 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	    (what & BEV_EVENT_ERROR) && errno ? ": " : "",
 	    (what & BEV_EVENT_ERROR) && errno ? strerror(errno) : "");
 	c10d_over(c, CGRUN_EXIT_RDZV, why);
+}
+
+/* A new connection after a lost one: WELCOME must come within what is
+ * left of the resume window (a listener that never answers is a lost
+ * connection, not a wait without end); c10d_rejoin clears it. */
+void
+c10d_await_welcome(struct c10d *c)
+{
+	struct timeval tv = { 0, 1000 };
+	int64_t ms = -monotime_since_ms(&c->resume_deadline);
+
+	if (ms > 0) {
+		tv.tv_sec = (time_t)(ms / 1000);
+		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	}
+	bufferevent_set_timeouts(c->bev, &tv, NULL);
 }
 
 /* Retry timer. */

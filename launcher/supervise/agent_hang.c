@@ -44,7 +44,7 @@ act_hung(struct agent *a)
 	    "source=%s%s", a->round.rank_base + h->lr, h->lr, h->idle,
 	    h->timeout, h->source, sec);
 	observe_hang(a->ob, h, a->round.rank_base + h->lr);
-	a->restart_asked = 0;
+	a->after_stacks = AFTER_FAILURE;
 	a->stacks = attempt_stacks(a->at, a->round.rank_base + h->lr,
 	    STACKS_TIMEOUT_MS, agent_stacks_cb, a);
 	if (a->stacks == NULL) {
@@ -61,7 +61,8 @@ act_hung(struct agent *a)
  * the watchdog timed out) is the root cause; the stop the hang room chose
  * for the hung rank (a FileTimer's signal to its requester: watchdog.h)
  * goes out first (agent_stop_hung); then stop as for a crash, or for the
- * restart the backend asked.
+ * restart or the round the backend gave meanwhile (the latest of the two
+ * wins).
  */
 void
 act_diagnosed(struct agent *a)
@@ -82,7 +83,9 @@ act_diagnosed(struct agent *a)
 	a->stacks = NULL;
 	attempt_hung(a->at, lr, why);
 	agent_stop_hung(a);
-	if (a->restart_asked)
+	if (a->after_stacks == AFTER_ROUND)
+		act_stop_round(a);
+	else if (a->after_stacks == AFTER_RESTART)
 		act_stop_restart(a);
 	else
 		act_stop_failure(a);
@@ -92,7 +95,15 @@ act_diagnosed(struct agent *a)
 void
 act_restart_after_stacks(struct agent *a)
 {
-	a->restart_asked = 1;
+	a->after_stacks = AFTER_RESTART;
+}
+
+/* DIAGNOSE + round: start it (a->next) once the stacks are taken and
+ * the workers stopped. */
+void
+act_round_after_stacks(struct agent *a)
+{
+	a->after_stacks = AFTER_ROUND;
 }
 
 /* DIAGNOSE + a signal or the job's end: give up the stacks, act at once. */

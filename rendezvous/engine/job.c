@@ -52,6 +52,7 @@ _Static_assert(sizeof(decide_phase_of) / sizeof(decide_phase_of[0]) ==
     RDZV_J__COUNT, "decide_phase_of does not match enum rdzv_jstate");
 
 static void job_decide(struct job *, int last_call_over, int join_over);
+static void job_finish(struct job *);
 
 /* The name of a job state. */
 const char *
@@ -163,14 +164,19 @@ job_round_to(struct job *j, struct node *n)
 	node_send(n, &m);
 }
 
-/* DECIDE_ROUND: the members hear their places, the spares are parked. */
+/* DECIDE_ROUND: the members hear their places, the spares are parked.
+ * The first round of nodes that carried one (a restarted server) goes on
+ * with it, or follows it (carry.c). */
 static void
 job_complete(struct job *j, const struct decide_out *o)
 {
 	const struct decide_node *store = &j->view[j->order[0].node];
 	struct node *n;
 	size_t i;
+	int cont = 0;
 
+	if (j->carried && carry_round(j, o, &cont) == -1)
+		return;
 	job_disarm(j);
 	job_enter(j, RDZV_J_RUNNING);
 	j->started = 1;
@@ -184,7 +190,8 @@ job_complete(struct job *j, const struct decide_out *o)
 	j->master_port = (uint16_t)store->port;
 	for (i = 0; i < o->nmembers; i++) {
 		n = j->slot_node[j->order[i].node];
-		node_enter(n, RDZV_N_ACTIVE);
+		node_enter(n, cont && carry_done(n) ? RDZV_N_DONE :
+		    RDZV_N_ACTIVE);
 		node_place(n, (int)i, j->order[i].rank_base);
 		job_round_to(j, n);
 	}
@@ -193,6 +200,9 @@ job_complete(struct job *j, const struct decide_out *o)
 		node_enter(n, RDZV_N_SPARE);
 		job_status_to(j, n);
 	}
+	carry_forget(j);
+	if (cont && j->count[RDZV_N_ACTIVE] == 0)
+		job_finish(j);	/* every node had finished its part */
 }
 
 /* DECIDE_ARM_LAST_CALL: the round closes when it ends with MIN nodes in. */
@@ -250,22 +260,35 @@ job_new_round(struct job *j, const struct decide_out *o)
 	job_decide(j, 0, 0);
 }
 
+/* The job is over (m: FINISHED or FAIL): every node hears it, and a
+ * node that was disconnected meanwhile hears it when it comes back
+ * (peer_resume), not the round it ran, whose end would never come. */
+static void
+job_end(struct job *j, const struct rdzv_msg *m)
+{
+	struct node *n;
+
+	job_disarm(j);
+	job_enter(j, RDZV_J_CLOSED);
+	free(j->end);
+	if ((j->end = malloc(sizeof(*j->end))) != NULL)
+		*j->end = *m;
+	TAILQ_FOREACH(n, &j->nodes, entry)
+		node_send(n, m);
+}
+
 /* The job cannot go on: every node hears why; the job is closed. */
 void
 job_fail(struct job *j, uint8_t reason, const char *why)
 {
 	struct rdzv_msg m;
-	struct node *n;
 
-	job_disarm(j);
-	job_enter(j, RDZV_J_CLOSED);
 	log_info("rdzv job=%s round=%u failed reason=%u why=\"%s\"", j->run_id,
 	    j->round, reason, why);
 	rdzv_proto_init(&m, RDZV_OP_FAIL);
 	m.reason = reason;
 	snprintf(m.text, sizeof(m.text), "%s", why);
-	TAILQ_FOREACH(n, &j->nodes, entry)
-		node_send(n, &m);
+	job_end(j, &m);
 }
 
 /* DECIDE_FINISH: every participant is done, everyone exits 0. */
@@ -273,13 +296,9 @@ static void
 job_finish(struct job *j)
 {
 	struct rdzv_msg m;
-	struct node *n;
 
-	job_disarm(j);
-	job_enter(j, RDZV_J_CLOSED);
 	rdzv_proto_init(&m, RDZV_OP_FINISHED);
-	TAILQ_FOREACH(n, &j->nodes, entry)
-		node_send(n, &m);
+	job_end(j, &m);
 }
 
 /* The round rule's view of the job: its facts, its nodes, the timers. */
@@ -635,6 +654,7 @@ job_free(struct job *j)
 	node_view_free(j);
 	if (j->orphan_timer != NULL)
 		event_free(j->orphan_timer);
+	free(j->end);
 	free(j->run_id);
 	free(j);
 }

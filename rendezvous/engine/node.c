@@ -206,6 +206,7 @@ node_remove(struct node *n)
 	if (n->peer != NULL)
 		peer_detach(n->peer);
 	event_free(n->alive);
+	carry_drop(n);
 	free(n->name);
 	free(n->host);
 	free(n->addr);

@@ -53,6 +53,11 @@ static const struct opdesc opdescs[] = {
 	{ RDZV_OP_AUTH, "AUTH", 2, {
 	    STR(nonce, RDZV_NONCE_MAX), STR(proof, RDZV_NONCE_MAX) } },
 	{ RDZV_OP_SPENT, "SPENT", 1, { U32(restart_count, ANY) } },
+	{ RDZV_OP_RESUME, "RESUME", 10, {
+	    U32(round, ANY), U32(restart_count, ANY), I32(group_rank),
+	    U32(group_world_size, ANY), U32(rank_base, ANY),
+	    U32(world_size, ANY), STR(addr, RDZV_ADDR_MAX), U16(port),
+	    U8(workers, RDZV_WORKERS_MAX), STR(text, RDZV_TEXT_MAX) } },
 	{ RDZV_OP_WELCOME, "WELCOME", 1, { U16(version) } },
 	{ RDZV_OP_STATUS, "STATUS", 6, {
 	    U32(round, ANY), U32(joined, ANY), U32(min_nodes, ANY),

@@ -17,31 +17,6 @@
 . "$TOP/tests/interop/lib.sh"
 . "$TOP/tests/multinode/lib.sh"
 
-# restart_rdzvd [FLAGS...]: a new daemon on $RDZVD_PORT (the old one's log
-# kept); waits (5 s) for its whole "listening on" line.
-n_restarts=0
-restart_rdzvd() {
-	n_restarts=$((n_restarts + 1))
-	mv "$T/rdzvd.log" "$T/rdzvd.$n_restarts.log"
-	rm -f "$T/rdzvd.out"	# the child truncates it only once it runs
-	"$RDZVD" -d -v --host 127.0.0.1 --port "$RDZVD_PORT" "$@" \
-	    >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
-	RDZVD_PID=$!
-	track $RDZVD_PID
-	i=0
-	while ! grep -q "^listening on 127.0.0.1:$RDZVD_PORT\$" "$T/rdzvd.out" 2>/dev/null; do
-		[ $i -ge 100 ] && { cat "$T/rdzvd.log"; fail "no new daemon on port $RDZVD_PORT"; }
-		sleep 0.05; i=$((i + 1))
-	done
-}
-# wait_log FILE PATTERN WHAT: until FILE has PATTERN, at most 10 s.
-wait_log() {
-	i=0
-	while ! grep -q "$2" "$1"; do
-		[ $i -ge 100 ] && { stuck_report; fail "$3 within 10 s"; }
-		sleep 0.1; i=$((i + 1))
-	done
-}
 start_rdzvd -v
 first_pid=$RDZVD_PID
 export OUT="$T/out"

@@ -61,6 +61,33 @@ wait_count() {
 }
 counted() { [ "$(ls $wc_glob 2>/dev/null | wc -l)" -ge "$wc_n" ]; }
 
+# restart_rdzvd [FLAGS...]: a new daemon on $RDZVD_PORT (the old one's log
+# kept as rdzvd.N.log); waits (5 s) for its whole "listening on" line.
+n_restarts=0
+restart_rdzvd() {
+	n_restarts=$((n_restarts + 1))
+	mv "$T/rdzvd.log" "$T/rdzvd.$n_restarts.log"
+	rm -f "$T/rdzvd.out"	# the child truncates it only once it runs
+	"$RDZVD" -d -v --host 127.0.0.1 --port "$RDZVD_PORT" "$@" \
+	    >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
+	RDZVD_PID=$!
+	track $RDZVD_PID
+	poll_for 5 rdzvd_back ||
+		{ cat "$T/rdzvd.log"; fail "no new daemon on port $RDZVD_PORT"; }
+}
+rdzvd_back() {
+	grep -q "^listening on 127.0.0.1:$RDZVD_PORT\$" "$T/rdzvd.out" 2>/dev/null
+}
+
+# wait_log FILE PATTERN WHAT [SECS]: until FILE has PATTERN, at most SECS
+# (10) seconds.
+wait_log() {
+	wl_file=$1 wl_pattern=$2
+	poll_for "${4:-10}" logged ||
+		{ stuck_report; fail "$3 within ${4:-10} s"; }
+}
+logged() { grep -q "$wl_pattern" "$wl_file" 2>/dev/null; }
+
 # envworker FILE: a worker script that records its environment in
 # $OUT/env.<attempt>.<rank> and runs the optional $OUT/hook.sh.
 envworker() {

@@ -14,7 +14,7 @@ static const uint8_t all_ops[] = { RDZV_OP_HELLO, RDZV_OP_JOIN,
 	RDZV_OP_KEEPALIVE, RDZV_OP_FAILED, RDZV_OP_STOPPED, RDZV_OP_DONE,
 	RDZV_OP_LEAVE, RDZV_OP_WELCOME, RDZV_OP_STATUS, RDZV_OP_ROUND,
 	RDZV_OP_RESTART, RDZV_OP_FINISHED, RDZV_OP_FAIL, RDZV_OP_ERROR,
-	RDZV_OP_SPENT };
+	RDZV_OP_SPENT, RDZV_OP_RESUME };
 
 /* A JOIN with every field set. */
 static void
@@ -95,7 +95,8 @@ START_TEST(roundtrip_every_op)
 	ck_assert_uint_eq(used, (size_t)n);
 	ck_assert_int_eq(d.op, all_ops[_i]);
 	ck_assert_ptr_nonnull(rdzv_proto_opname(d.op));
-	if (d.op == RDZV_OP_SPENT || d.op == RDZV_OP_ROUND)
+	if (d.op == RDZV_OP_SPENT || d.op == RDZV_OP_ROUND ||
+	    d.op == RDZV_OP_RESUME)
 		ck_assert_uint_eq(d.restart_count, 5);
 	/* The same bytes re-encode to the same frame. */
 	{
@@ -256,6 +257,42 @@ START_TEST(nul_in_string_and_field_maximum)
 }
 END_TEST
 
+/* RESUME at every string's maximum fits one frame; workers past
+ * RDZV_WORKERS_MAX is refused by both sides of the codec. */
+START_TEST(resume_largest_and_workers_bounded)
+{
+	unsigned char buf[4 + RDZV_FRAME_MAX];
+	struct rdzv_msg m, d;
+	char why[RDZV_PROTO_ERRLEN] = "";
+	size_t used;
+	ssize_t n;
+
+	rdzv_proto_init(&m, RDZV_OP_RESUME);
+	memset(m.addr, 'a', RDZV_ADDR_MAX);
+	memset(m.text, 't', RDZV_TEXT_MAX);
+	m.round = 9;
+	m.group_rank = -1;
+	m.workers = RDZV_WORKERS_FAILED;
+	n = rdzv_proto_encode(&m, buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why,
+	    sizeof(why)), RDZV_PROTO_OK);
+	ck_assert_uint_eq(d.workers, RDZV_WORKERS_FAILED);
+	ck_assert_int_eq(d.group_rank, -1);
+	ck_assert_uint_eq(strlen(d.text), RDZV_TEXT_MAX);
+	m.workers = RDZV_WORKERS_MAX + 1;
+	ck_assert_int_eq(rdzv_proto_encode(&m, buf, sizeof(buf)), -1);
+	m.workers = RDZV_WORKERS_STOPPED;
+	m.text[0] = '\0';
+	n = rdzv_proto_encode(&m, buf, sizeof(buf));
+	ck_assert_int_gt(n, 0);
+	buf[n - 3] = RDZV_WORKERS_MAX + 1;	/* workers: before text's u16 */
+	ck_assert_int_eq(rdzv_proto_decode(buf, (size_t)n, &d, &used, why,
+	    sizeof(why)), RDZV_PROTO_ERROR);
+	ck_assert_str_eq(why, "field over its maximum");
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -274,6 +311,7 @@ test_suite(void)
 	tcase_add_test(tc, truncated_and_trailing);
 	tcase_add_test(tc, string_over_maximum);
 	tcase_add_test(tc, nul_in_string_and_field_maximum);
+	tcase_add_test(tc, resume_largest_and_workers_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
