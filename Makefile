@@ -73,8 +73,10 @@ dirs_in = $(sort $(shell find $(1) -type d))
 
 LIB_ALL    := $(call srcs_in,worker-lib)
 LIB_SRCS   := $(filter-out %/nccl.c %/nccl_%.c,$(LIB_ALL))
-# util.c's helpers are hidden in libcgrun.so: libcgrun-nccl links its own.
-NCCL_SRCS  := $(filter %/nccl.c %/nccl_%.c,$(LIB_ALL)) worker-lib/util.c
+# util.c's and monotime.c's helpers are hidden in libcgrun.so:
+# libcgrun-nccl links its own.
+NCCL_SRCS  := $(filter %/nccl.c %/nccl_%.c,$(LIB_ALL)) worker-lib/util.c \
+	      worker-lib/monotime.c
 RDZV_SRCS  := $(filter-out rendezvous/main.c,$(call srcs_in,rendezvous))
 LNCH_SRCS  := $(filter-out launcher/main.c,$(call srcs_in,launcher))
 

@@ -106,6 +106,11 @@ typedef struct backend *(*backend_new_fn)(struct event_base *,
 	    const struct backend_config *, const struct backend_cb *,
 	    char *err, size_t errlen);
 
+/*
+ * The i-th value --rdzv-backend accepts (i from 0: "static", "c10d",
+ * "etcd-v3", and its spellings "etcd", "etcd-v2"), NULL past the last.
+ */
+const char	*backend_name(size_t i);
 /* The name of the backend the options ask for (backend.c). */
 const char	*backend_pick(const struct cgrun_options *);
 /* That backend, created; NULL with err (a usage error) on failure. */

@@ -44,8 +44,10 @@
 #include "c10d_host.h"
 #include "c10d_impl.h"
 #include "endpoint.h"
+#include "errbuf.h"
 #include "exitcodes.h"
 #include "log.h"
+#include "monotime.h"
 #include "options.h"
 #include "rdzv_proto.h"
 #include "store.h"
@@ -117,7 +119,7 @@ c10d_linger_cb(evutil_socket_t fd, short what, void *arg)
 	struct timeval tv = { 0, 20000 };
 
 	if (c10d_host_njobs(c->hosted) == 0 ||
-	    c10d_passed(&c->linger_deadline)) {
+	    monotime_passed(&c->linger_deadline)) {
 		c10d_end(c);
 		return;
 	}
@@ -137,7 +139,7 @@ c10d_over(struct c10d *c, int status, const char *why)
 	c10d_link(c, LINK_DOWN);
 	evtimer_del(c->keepalive);
 	c10d_enter(c, C_OVER);
-	c->linger_deadline = c10d_after(c->conf.close_ms);
+	c->linger_deadline = monotime_after(c->conf.close_ms);
 	event_active(c->linger, EV_TIMEOUT, 0);	/* never inside an op */
 }
 
@@ -319,7 +321,7 @@ c10d_read_cb(struct bufferevent *bev, void *arg)
 	struct c10d *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct rdzv_msg m;
-	const char *why;
+	char why[RDZV_PROTO_ERRLEN];
 	unsigned char *b;
 	size_t len, used;
 	int rc;
@@ -328,7 +330,7 @@ c10d_read_cb(struct bufferevent *bev, void *arg)
 		if (len > 4 + RDZV_FRAME_MAX)
 			len = 4 + RDZV_FRAME_MAX;
 		b = evbuffer_pullup(in, (ssize_t)len);
-		rc = rdzv_proto_decode(b, len, &m, &used, &why);
+		rc = rdzv_proto_decode(b, len, &m, &used, why, sizeof(why));
 		if (rc == RDZV_PROTO_MORE)
 			return;
 		if (rc == RDZV_PROTO_ERROR) {
@@ -472,7 +474,7 @@ c10d_host_or_check(struct c10d *c, char *err, size_t errlen)
 		return 0;
 	if (errno == EADDRINUSE && c10d_busy_start(c, bind_why) == 0)
 		return 0;
-	snprintf(err, errlen, "this agent should host the rendezvous on "
+	errbuf_set(err, errlen, "this agent should host the rendezvous on "
 	    "%s:%d but cannot: %s", c->host, c->port, bind_why);
 	return -1;
 }
@@ -489,7 +491,7 @@ c10d_start(struct backend *b, char *err, size_t errlen)
 	 * a join that cannot even connect cannot take longer than a join */
 	c->connect_ms = c->conf.read_ms < c->conf.join_ms ? c->conf.read_ms :
 	    c->conf.join_ms;
-	c->connect_deadline = c10d_after(c->connect_ms);
+	c->connect_deadline = monotime_after(c->connect_ms);
 	c10d_connect(c);
 	return 0;
 }
@@ -632,17 +634,17 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	struct c10d *c;
 
 	if (o->rdzv_id == NULL || o->rdzv_id[0] == '\0') {
-		snprintf(err, errlen, "multi-node jobs need --rdzv-id (or a "
+		errbuf_set(err, errlen, "multi-node jobs need --rdzv-id (or a "
 		    "batch system job id)");
 		return NULL;
 	}
 	if (strlen(o->rdzv_id) > RDZV_RUNID_MAX) {
-		snprintf(err, errlen, "--rdzv-id: longer than %d bytes",
+		errbuf_set(err, errlen, "--rdzv-id: longer than %d bytes",
 		    RDZV_RUNID_MAX);
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	c->hdr.ops = &c10d_ops;
@@ -659,8 +661,9 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	}
 	if (endpoint_parse(o->rdzv_endpoint, c->host, sizeof(c->host),
 	    &c->port, C10D_DEFAULT_PORT) == -1) {
-		snprintf(err, errlen, "--rdzv-endpoint %s: expected HOST[:PORT] "
-		    "(IPv6: [ADDR]:PORT), the port a number in 1-65535",
+		errbuf_set(err, errlen, "--rdzv-endpoint %s: expected "
+		    "HOST[:PORT] (IPv6: [ADDR]:PORT), the port a number in "
+		    "1-65535",
 		    o->rdzv_endpoint ? o->rdzv_endpoint : "(none given)");
 		free(c);
 		return NULL;
@@ -669,7 +672,7 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	    == NULL || auth_key_load(c->key, o->auth_token_file, err, errlen)
 	    == -1)) {
 		if (c->key == NULL)
-			snprintf(err, errlen, "out of memory");
+			errbuf_set(err, errlen, "out of memory");
 		free(c->key);
 		free(c);
 		return NULL;
@@ -681,7 +684,7 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	c->barrier = evtimer_new(base, c10d_barrier_cb, c);
 	if (c->retry == NULL || c->keepalive == NULL || c->linger == NULL ||
 	    c->barrier == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		c10d_free(&c->hdr);
 		return NULL;
 	}

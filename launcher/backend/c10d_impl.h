@@ -111,10 +111,6 @@ void	c10d_retry_cb(evutil_socket_t, short, void *);
 int	c10d_live(const struct c10d *);
 /* Rejoining: WELCOME within what is left of the resume window. */
 void	c10d_await_welcome(struct c10d *);
-/* Monotonic time plus ms. */
-struct timespec c10d_after(uint32_t ms);
-/* Has the monotonic time passed? */
-int	c10d_passed(const struct timespec *);
 
 /* c10d_busy.c: is_host, but the port is taken: is it a cgrun rendezvous? */
 /* Hosting failed with bind_why (EADDRINUSE): check who listens; -1 no memory. */

@@ -36,6 +36,7 @@
 #include "c10d_impl.h"
 #include "exitcodes.h"
 #include "log.h"
+#include "monotime.h"
 
 #define C10D_RETRY_FIRST_MS	1	/* first retry after a failed connect */
 #define C10D_RETRY_MAX_MS	100	/* the backoff's cap */
@@ -69,7 +70,6 @@ c10d_link(struct c10d *c, enum link l)
 static struct timeval
 c10d_backoff(struct c10d *c)
 {
-	struct timespec now;
 	struct timeval tv;
 	uint32_t x, us;
 
@@ -77,9 +77,8 @@ c10d_backoff(struct c10d *c)
 	    c->retry_ms * 2 > C10D_RETRY_MAX_MS ? C10D_RETRY_MAX_MS :
 	    c->retry_ms * 2;
 	if ((x = c->jitter) == 0) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		x = ((uint32_t)getpid() * 2654435761u ^
-		    (uint32_t)now.tv_nsec) | 1;
+		    (uint32_t)monotime_ts().tv_nsec) | 1;
 	}
 	x ^= x << 13;
 	x ^= x >> 17;
@@ -104,33 +103,6 @@ c10d_resuming(const struct c10d *c)
 {
 	return c->state != C_CONNECTING && c->state != C_OVER &&
 	    c->link != LINK_PROOF && c->link != LINK_UP;
-}
-
-/* Monotonic time plus ms. */
-struct timespec
-c10d_after(uint32_t ms)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (t.tv_nsec >= 1000000000) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000;
-	}
-	return t;
-}
-
-/* Has the monotonic time t passed? */
-int
-c10d_passed(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec &&
-	    now.tv_nsec >= t->tv_nsec);
 }
 
 /* " within N s (read_timeout)": how long connecting is tried. */
@@ -215,16 +187,17 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (joined && c->state != C_CONNECTING && c->state != C_OVER) {
 		/* Lost after joining: the server keeps our place for the
 		 * keep-alive window; try to get back within it. */
-		c->resume_deadline = c10d_after(c->conf.keepalive_ms *
+		c->resume_deadline = monotime_after(c->conf.keepalive_ms *
 		    c->conf.keepalive_max);
 		log_warnx("rendezvous %s: lost the connection to %s:%d; "
 		    "reconnecting for up to %u ms", c->run_id, c->host, c->port,
 		    c->conf.keepalive_ms * c->conf.keepalive_max);
 	}
-	if (c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline))
+	if (c->state == C_CONNECTING && !monotime_passed(&c->connect_deadline))
 		c10d_connect_warn(c, what);
-	if ((c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline)) ||
-	    (c10d_resuming(c) && !c10d_passed(&c->resume_deadline))) {
+	if ((c->state == C_CONNECTING &&
+	    !monotime_passed(&c->connect_deadline)) ||
+	    (c10d_resuming(c) && !monotime_passed(&c->resume_deadline))) {
 		bufferevent_free(c->bev);
 		c->bev = NULL;
 		tv = c10d_backoff(c);
@@ -246,13 +219,9 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 void
 c10d_await_welcome(struct c10d *c)
 {
-	struct timespec now;
 	struct timeval tv = { 0, 1000 };
-	long long ms;
+	int64_t ms = -monotime_since_ms(&c->resume_deadline);
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (long long)(c->resume_deadline.tv_sec - now.tv_sec) * 1000 +
-	    (c->resume_deadline.tv_nsec - now.tv_nsec) / 1000000;
 	if (ms > 0) {
 		tv.tv_sec = (time_t)(ms / 1000);
 		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
@@ -288,15 +257,12 @@ c10d_sockopts(struct c10d *c, int fd)
 static void
 c10d_connect_timeout(struct c10d *c)
 {
-	struct timespec now;
 	struct timeval tv = { 0, C10D_RETRY_MAX_MS * 1000 };
-	long long ms;
+	int64_t ms;
 
 	if (c->state != C_CONNECTING)
 		return;	/* resuming: TCP_USER_TIMEOUT bounds it */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (long long)(c->connect_deadline.tv_sec - now.tv_sec) * 1000 +
-	    (c->connect_deadline.tv_nsec - now.tv_nsec) / 1000000;
+	ms = -monotime_since_ms(&c->connect_deadline);
 	if (ms > C10D_RETRY_MAX_MS) {
 		tv.tv_sec = (time_t)(ms / 1000);
 		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;

@@ -19,11 +19,12 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "errbuf.h"
 #include "evlog.h"
 #include "log.h"
+#include "monotime.h"
 #include "round.h"
 #include "utf8.h"
-#include "util.h"
 
 #define EVLOG_FD_MAX	65535
 #define EVLOG_CHUNK	4096	/* PIPE_BUF: a whole write once poll says so */
@@ -93,16 +94,16 @@ evlog_open_fd(struct evlog *l, const char *dest, char *err, size_t errlen)
 	int fd, fl, kind = evlog_dest_parse(dest, &fd);
 
 	if (kind == -1) {
-		snprintf(err, errlen, "--event-log %s: expected fd:N (N a file "
-		    "descriptor, 0-%d) or a file", dest, EVLOG_FD_MAX);
+		errbuf_set(err, errlen, "--event-log %s: expected fd:N (N a "
+		    "file descriptor, 0-%d) or a file", dest, EVLOG_FD_MAX);
 		return -1;
 	}
 	if (kind == 1) {
 		if ((fl = fcntl(fd, F_GETFL)) == -1 ||
 		    (fl & O_ACCMODE) == O_RDONLY) {
-			snprintf(err, errlen, "--event-log %s: file descriptor "
-			    "%d is %s", dest, fd, fl == -1 ? "not open" :
-			    "not open for writing");
+			errbuf_set(err, errlen, "--event-log %s: file "
+			    "descriptor %d is %s", dest, fd, fl == -1 ?
+			    "not open" : "not open for writing");
 			return -1;
 		}
 		l->fd = fd;
@@ -110,7 +111,7 @@ evlog_open_fd(struct evlog *l, const char *dest, char *err, size_t errlen)
 	}
 	if ((l->fd = open(dest, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 	    0644)) == -1) {
-		snprintf(err, errlen, "--event-log %s: %s", dest,
+		errbuf_set(err, errlen, "--event-log %s: %s", dest,
 		    strerror(errno));
 		return -1;
 	}
@@ -153,7 +154,7 @@ evlog_break(struct evlog *l, int err)
 static int
 evlog_drain(struct evlog *l, int wait_ms)
 {
-	long long end = cgrun_now_ms() + wait_ms, left = wait_ms;
+	int64_t end = monotime_ms() + wait_ms, left = wait_ms;
 	struct pollfd pfd;
 	int r;
 
@@ -167,7 +168,7 @@ evlog_drain(struct evlog *l, int wait_ms)
 		if (evbuffer_write_atmost(l->q, l->fd, EVLOG_CHUNK) == -1 &&
 		    errno != EINTR && errno != EAGAIN)
 			evlog_break(l, errno);
-		if (wait_ms > 0 && (left = end - cgrun_now_ms()) < 0)
+		if (wait_ms > 0 && (left = end - monotime_ms()) < 0)
 			left = 0;
 	}
 	return 0;
@@ -223,7 +224,7 @@ evlog_open(struct event_base *base, const char *dest, const char *run_id,
 	struct evlog *l;
 
 	if ((l = calloc(1, sizeof(*l))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	l->fd = -1;
@@ -235,7 +236,7 @@ evlog_open(struct event_base *base, const char *dest, const char *run_id,
 	if ((l->polled = evlog_waits(l->fd)) &&
 	    ((l->q = evbuffer_new()) == NULL || (l->wev = event_new(base,
 	    l->fd, EV_WRITE | EV_PERSIST, evlog_room_cb, l)) == NULL)) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	return l;

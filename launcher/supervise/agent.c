@@ -33,7 +33,8 @@
  *                 its guard, or the subreaper's descendants): stopped
  *                 when an attempt's workers are gone (agent_kick_cb),
  *                 before the next attempt (act_spawn), at the job's end.
- *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
+ *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (every variable;
+ *                 the plan and the hang room pass theirs in as data).
  *   report.c      the failure report and the exit status it implies.
  *   observe/      what operators see: the agent calls observe_*() at
  *                 each thing that happens (agent_enter, a round, an
@@ -65,6 +66,7 @@
  * too), waits --shutdown-timeout (E_GRACE), sends SIGKILL, and gives up on
  * workers still not gone AGENT_KILL_WAIT_SECS later (E_KILLWAIT).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +244,31 @@ agent_kill(struct agent *a)
 	evtimer_del(a->grace);
 	evtimer_del(a->killwait);
 	evtimer_add(a->killwait, &tv);
+}
+
+/*
+ * The hang room's own stop of the hung rank (watchdog.h: a FileTimer's
+ * signal to the process that asked for it), sent through the attempt like
+ * every other stop: only to a process of that rank's worker, logged.
+ */
+void
+agent_stop_hung(struct agent *a)
+{
+	const struct watchdog_hang *h = &a->hang;
+	const char *name = options_signame(h->kill_sig);
+	char num[16];
+
+	if (h->kill_sig <= 0)
+		return;
+	snprintf(num, sizeof(num), "%d", h->kill_sig);
+	log_info("stopping worker rank=%d local_rank=%d pid=%d sig=%s "
+	    "reason=%s", a->round.rank_base + h->lr, h->lr, (int)h->kill_pid,
+	    name != NULL ? name : num, h->source);
+	if (attempt_signal_rank(a->at, h->lr, h->kill_pid, h->kill_sig) ==
+	    -1)
+		log_info("not sent pid=%d: %s", (int)h->kill_pid,
+		    errno == ESRCH ? "no longer a process of that rank" :
+		    strerror(errno));
 }
 
 /* Leaving a stopping state: its timers end. */

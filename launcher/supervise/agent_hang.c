@@ -7,8 +7,6 @@
  * the root cause and stops as for a crash (or for the restart asked
  * meanwhile); a signal or the job's failure drops the stacks (act_diag_*).
  */
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,10 +58,11 @@ act_hung(struct agent *a)
 
 /*
  * DIAGNOSE + stacks: the culprit (the rank the stacks name, else the one
- * the watchdog timed out) is the root cause; a FileTimer expiry gets the
- * signal its request named, sent to the requesting pid (as torch's server
- * does); then stop as for a crash, or for the restart or the round the
- * backend gave meanwhile (the latest of the two wins).
+ * the watchdog timed out) is the root cause; the stop the hang room chose
+ * for the hung rank (a FileTimer's signal to its requester: watchdog.h)
+ * goes out first (agent_stop_hung); then stop as for a crash, or for the
+ * restart or the round the backend gave meanwhile (the latest of the two
+ * wins).
  */
 void
 act_diagnosed(struct agent *a)
@@ -83,13 +82,7 @@ act_diagnosed(struct agent *a)
 	stacks_free(a->stacks);
 	a->stacks = NULL;
 	attempt_hung(a->at, lr, why);
-	if (h->pid > 0 && h->sig > 0) {
-		log_info("filetimer: sending SIG%s to pid=%d",
-		    options_signame(h->sig) ? options_signame(h->sig) : "?",
-		    (int)h->pid);
-		if (kill(h->pid, h->sig) == -1 && errno != ESRCH)
-			log_warn("kill pid=%d", (int)h->pid);
-	}
+	agent_stop_hung(a);
 	if (a->after_stacks == AFTER_ROUND)
 		act_stop_round(a);
 	else if (a->after_stacks == AFTER_RESTART)

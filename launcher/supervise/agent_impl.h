@@ -115,6 +115,7 @@ void	agent_event(struct agent *, enum agent_ev);
 int	agent_wire(struct agent *);
 void	agent_backend_cb(struct agent *, struct backend_cb *);
 /* agent.c: the stop actions the hang path ends in. */
+void	agent_stop_hung(struct agent *);
 void	act_stop_failure(struct agent *);
 void	act_stop_signal(struct agent *);
 void	act_stop_kill(struct agent *);

@@ -77,6 +77,8 @@ void	worker_skip(struct worker *);
 void	worker_signal(const struct worker *, int sig);
 /* Send sig to the main process only (not reaped yet). */
 void	worker_signal_main(const struct worker *, int sig);
+/* Send sig to pid if it is the worker's or in its group; -1 (ESRCH) not. */
+int	worker_signal_member(const struct worker *, pid_t pid, int sig);
 
 /*
  * Give fn every whole stderr line from now on, and (NULL, 0) at EOF

@@ -21,6 +21,7 @@
 #include "budget.h"
 #include "decide.h"
 #include "log.h"
+#include "monotime.h"
 #include "rdzv.h"
 #include "rdzv_impl.h"
 
@@ -92,13 +93,11 @@ job_disarm(struct job *j)
 static uint32_t
 job_last_call_left(const struct job *j)
 {
-	struct timespec now = mono_now();
-	long long ms;
+	int64_t ms;
 
 	if (!j->last_call_armed)
 		return RDZV_NO_DEADLINE;
-	ms = (j->last_call_at.tv_sec - now.tv_sec) * 1000LL +
-	    (j->last_call_at.tv_nsec - now.tv_nsec) / 1000000;
+	ms = -monotime_since_ms(&j->last_call_at);
 	return ms < 0 ? 0 : (uint32_t)ms;
 }
 
@@ -215,13 +214,7 @@ job_arm_last_call(struct job *j)
 	if (j->last_call_armed)
 		return;
 	j->last_call_armed = 1;
-	j->last_call_at = mono_now();
-	j->last_call_at.tv_sec += j->last_call_ms / 1000;
-	j->last_call_at.tv_nsec += (long)(j->last_call_ms % 1000) * 1000000;
-	if (j->last_call_at.tv_nsec >= 1000000000) {
-		j->last_call_at.tv_sec++;
-		j->last_call_at.tv_nsec -= 1000000000;
-	}
+	j->last_call_at = monotime_after(j->last_call_ms);
 	evtimer_add(j->last_call, &tv);
 }
 

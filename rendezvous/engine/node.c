@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "monotime.h"
 #include "rdzv.h"
 #include "rdzv_impl.h"
 
@@ -114,7 +115,7 @@ node_alive(struct node *n)
 {
 	struct timeval tv = ms_tv(n->job->ka_ms * n->job->ka_max);
 
-	clock_gettime(CLOCK_MONOTONIC, &n->last_seen);
+	n->last_seen = monotime_ts();
 	evtimer_add(n->alive, &tv);
 }
 

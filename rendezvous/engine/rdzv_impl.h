@@ -190,16 +190,6 @@ ms_tv(uint32_t ms)
 	return tv;
 }
 
-/* Monotonic now. */
-static inline struct timespec
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts;
-}
-
 /* job.c */
 struct job *job_new(struct rdzv *, const struct rdzv_msg *);
 void	job_free(struct job *);

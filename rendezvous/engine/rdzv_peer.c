@@ -357,7 +357,7 @@ int
 rdzv_peer_input(struct rdzv_peer *p, struct evbuffer *in)
 {
 	struct rdzv_msg m;
-	const char *why;
+	char why[RDZV_PROTO_ERRLEN];
 	size_t len, used;
 	unsigned char *b;
 	int rc;
@@ -367,7 +367,7 @@ rdzv_peer_input(struct rdzv_peer *p, struct evbuffer *in)
 			len = 4 + RDZV_FRAME_MAX;
 		if ((b = evbuffer_pullup(in, (ssize_t)len)) == NULL)
 			return -1;
-		rc = rdzv_proto_decode(b, len, &m, &used, &why);
+		rc = rdzv_proto_decode(b, len, &m, &used, why, sizeof(why));
 		if (rc == RDZV_PROTO_MORE)
 			return 0;
 		if (rc == RDZV_PROTO_ERROR)

@@ -134,13 +134,14 @@ const char *rdzv_proto_opname(uint8_t op);
 
 /*
  * Decode one frame from buf[0..len).  OK: *m filled, *used = frame bytes.
- * MORE: the frame is incomplete (nothing consumed).  ERROR: *why says what
+ * MORE: the frame is incomplete (nothing consumed).  ERROR: err says what
  * was wrong (length over RDZV_FRAME_MAX, seen as soon as the length field
  * is in, unknown op, a field over its maximum, bytes left over); the
  * connection must be closed.
  */
 int	rdzv_proto_decode(const void *buf, size_t len, struct rdzv_msg *m,
-	    size_t *used, const char **why);
+	    size_t *used, char *err, size_t errlen);
+#define RDZV_PROTO_ERRLEN	64	/* room for every decoding error */
 
 /* Encode m into buf (cap bytes); the frame length, or -1 (unknown op,
  * a string over its maximum, or cap too small). */

@@ -39,7 +39,8 @@ EOF
 check() {
 	grep -q "rank hung rank=1 local_rank=1 idle=2s timeout=2s source=filetimer" "$1.out" ||
 		fail "$1: no FileTimer hang line"
-	grep -q "filetimer: sending SIGKILL to pid=" "$1.out" || fail "$1: no kill"
+	grep -q "stopping worker rank=1 local_rank=1 pid=[0-9]* sig=KILL reason=filetimer" "$1.out" ||
+		fail "$1: no kill"
 	# SIGKILL, the request's signal, unless the diagnosis' SIGABRT (the
 	# fault handler's stack dump, without py-spy) ended it first
 	grep -Eq "worker exited rank=1 local_rank=1 pid=.* killed by signal (9|6) " "$1.out" ||

@@ -96,7 +96,7 @@ static void
 srv_read_cb(struct bufferevent *b, void *arg)
 {
 	struct evbuffer *in = bufferevent_get_input(b);
-	const char *why;
+	char why[RDZV_PROTO_ERRLEN] = "";
 	size_t used, len;
 	int rc;
 
@@ -109,7 +109,7 @@ srv_read_cb(struct bufferevent *b, void *arg)
 	while ((len = evbuffer_get_length(in)) > 0) {
 		ck_assert_int_lt(srv.n, SRV_MAX);
 		rc = rdzv_proto_decode(evbuffer_pullup(in, (ssize_t)len), len,
-		    &srv.got[srv.n], &used, &why);
+		    &srv.got[srv.n], &used, why, sizeof(why));
 		if (rc == RDZV_PROTO_MORE)
 			return;
 		ck_assert_msg(rc == RDZV_PROTO_OK, "bad frame: %s", why);

@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "backend.h"
+#include "errbuf.h"
 #include "etcd_conf.h"
 #include "etcd_round.h"
 #include "etcd_sync.h"
@@ -347,11 +348,11 @@ static void
 etcd_view_cb(void *arg, struct er_view *v)
 {
 	struct etcd *e = arg;
-	char why[ER_WHY_MAX + 2 * ROUND_RUNID_MAX];
+	char why[ER_WHY_MAX + 2 * ROUND_RUNID_MAX + 64];
 
 	if (e->state == ETCD_CLOSING || e->state == ETCD_OVER)
 		return;
-	if (v->bad != NULL) {
+	if (v->bad[0] != '\0') {
 		snprintf(why, sizeof(why), "rendezvous %s: %sstate in etcd: %s",
 		    e->run_id, e->prefix, v->bad);
 		etcd_over(e, CGRUN_EXIT_RDZV, why);
@@ -506,12 +507,12 @@ static int
 etcd_check_id(const char *id, char *err, size_t errlen)
 {
 	if (id == NULL || *id == '\0') {
-		snprintf(err, errlen, "multi-node jobs need --rdzv-id (or a "
+		errbuf_set(err, errlen, "multi-node jobs need --rdzv-id (or a "
 		    "batch system job id)");
 		return -1;
 	}
 	if (strlen(id) >= ROUND_RUNID_MAX || strchr(id, '/') != NULL) {
-		snprintf(err, errlen, "--rdzv-id: at most %d bytes, no '/' "
+		errbuf_set(err, errlen, "--rdzv-id: at most %d bytes, no '/' "
 		    "(it names etcd keys)", ROUND_RUNID_MAX - 1);
 		return -1;
 	}
@@ -530,12 +531,12 @@ etcd_new(struct event_base *base, const struct backend_config *cfg,
 	if (etcd_check_id(o->rdzv_id, err, errlen) == -1)
 		return NULL;
 	if (o->nnodes_max > ER_NODES_MAX) {
-		snprintf(err, errlen, "--rdzv-backend=etcd-v3: at most %d nodes "
-		    "(--nnodes)", ER_NODES_MAX);
+		errbuf_set(err, errlen, "--rdzv-backend=etcd-v3: at most %d "
+		    "nodes (--nnodes)", ER_NODES_MAX);
 		return NULL;
 	}
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	e->hdr.ops = &etcd_ops;
