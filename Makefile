@@ -73,8 +73,10 @@ dirs_in = $(sort $(shell find $(1) -type d))
 
 LIB_ALL    := $(call srcs_in,worker-lib)
 LIB_SRCS   := $(filter-out %/nccl.c %/nccl_%.c,$(LIB_ALL))
-# util.c's helpers are hidden in libcgrun.so: libcgrun-nccl links its own.
-NCCL_SRCS  := $(filter %/nccl.c %/nccl_%.c,$(LIB_ALL)) worker-lib/util.c
+# util.c's and monotime.c's helpers are hidden in libcgrun.so:
+# libcgrun-nccl links its own.
+NCCL_SRCS  := $(filter %/nccl.c %/nccl_%.c,$(LIB_ALL)) worker-lib/util.c \
+	      worker-lib/monotime.c
 RDZV_SRCS  := $(filter-out rendezvous/main.c,$(call srcs_in,rendezvous))
 LNCH_SRCS  := $(filter-out launcher/main.c,$(call srcs_in,launcher))
 
@@ -90,6 +92,10 @@ $(BUILD)/launcher/%.o: LAYER_INC = $(INC_LNCH)
 TEST_SRCS  := $(sort $(shell find tests -name 'test_*.c' ! -path 'tests/fuzz/*'))
 TEST_HELPERS := $(sort $(shell find tests -name 'helper_*.c' ! -path 'tests/fuzz/*'))
 TEST_INC   := $(addprefix -I,$(sort $(dir $(TEST_SRCS) $(TEST_HELPERS))))
+# Test tools (tests/**/tool_*.c): programs with a main() of their own that
+# a t_*.sh script runs, linked with the test helpers (but helper_main.c).
+TOOL_SRCS  := $(sort $(shell find tests -name 'tool_*.c' ! -path 'tests/fuzz/*'))
+TOOL_HELPERS := $(filter-out %/helper_main.c,$(TEST_HELPERS))
 BENCH_SRCS := $(wildcard bench/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
@@ -101,6 +107,7 @@ LIBLNCH_A   = $(BUILD)/liblauncher.a
 RDZVD       = $(BUILD)/cgrun-rdzvd
 CGRUN       = $(BUILD)/cgrun
 TESTS       = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TOOLS       = $(patsubst tests/%.c,$(BUILD)/tests/%,$(TOOL_SRCS))
 BENCHES     = $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 PCFILE      = $(BUILD)/cgrun.pc
 
@@ -158,6 +165,8 @@ $(CGRUN): $(call obj,launcher/main.c) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(call obj,$(TEST_HELPERS)) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
 	$(CC) -o $@ $^ $(LDFLAGS) $(CHECK_LIBS) $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
 $(BUILD)/tests/%.o: CPPFLAGS += $(CHECK_CFLAGS) -Itests $(TEST_INC)
+$(TOOLS): $(BUILD)/tests/%: $(BUILD)/tests/%.o $(call obj,$(TOOL_HELPERS)) $(LIBLNCH_A) $(LIBRDZV_A) $(LIBCGRUN_A)
+	$(CC) -o $@ $^ $(LDFLAGS) $(CHECK_LIBS) $(LNCH_DEPLIBS) $(RDZV_DEPLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBRDZV_A) $(LIBCGRUN_A)
 	$(CC) -o $@ $^ $(LDFLAGS) $(RDZV_DEPLIBS) $(BENCH_LIBS) -lm
@@ -201,10 +210,11 @@ $(FAKE_NVML): tests/place/fake_nvml/fake_nvml.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fvisibility=default -shared -o $@ $< $(LDFLAGS)
 
-tests: $(ALL) $(TESTS) $(FAKE_NVML)
+tests: $(ALL) $(TESTS) $(TOOLS) $(FAKE_NVML)
 
 # The whole suite: unit programs and black-box scripts, one summary line.
-# SUITE="PATTERN..." runs only the tests whose name contains one of them.  Sanitizer
+# SUITE="PATTERN..." runs only the tests whose name contains one of them (a
+# pattern with a slash: folder/name, so SUITE=launcher/ runs a folder).  Sanitizer
 # builds run with third-party leaks suppressed (tests/memcheck/lsan.supp; the slow
 # unwinder sees through hwloc's plugins to match them), longer Check
 # timeouts, and CC instrumented for the tools scripts compile.

@@ -81,7 +81,7 @@ sim_read(struct bufferevent *bev, void *arg)
 	int i = (int)((struct bufferevent **)arg - s->bev) - 0;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct rdzv_msg m;
-	const char *why;
+	char why[RDZV_PROTO_ERRLEN];
 	size_t len, used;
 
 	(void)i;
@@ -89,7 +89,7 @@ sim_read(struct bufferevent *bev, void *arg)
 		if (len > 4 + RDZV_FRAME_MAX)
 			len = 4 + RDZV_FRAME_MAX;
 		if (rdzv_proto_decode(evbuffer_pullup(in, (ssize_t)len), len,
-		    &m, &used, &why) != RDZV_PROTO_OK)
+		    &m, &used, why, sizeof(why)) != RDZV_PROTO_OK)
 			return;
 		evbuffer_drain(in, used);
 		switch (m.op) {

@@ -20,7 +20,6 @@
 #include "placement.h"
 #include "site.h"
 #include "tty.h"
-#include "worker_env.h"
 
 /* Print a usage error and exit with the usage status. */
 static void __attribute__((noreturn))
@@ -132,8 +131,6 @@ main(int argc, char **argv)
 	}
 	if (o.verbose)
 		plan_log(plan);
-	worker_env_agent_defaults(nproc);
-	worker_env_faulthandler(o.hang_timeout > 0);	/* NAN: off */
 	if ((base = event_base_new()) == NULL) {
 		fprintf(stderr, "cgrun: cannot create the event loop\n");
 		return CGRUN_EXIT_INTERNAL;

@@ -21,7 +21,8 @@ if [ "${CGRUN_SKIP_SANITIZE:-0}" != 1 ]; then
 	make check $SAN SUITE="test_ t_store_adversarial t_abuse_emfile \
 t_client_vs_rdzvd t_launcher_restart t_launcher_signals t_launcher_env \
 t_launcher_output t_multinode_basic t_multinode_restart \
-t_multinode_elastic t_event_log t_metrics_textfile t_metrics_hostile" || rc=1
+t_multinode_elastic t_event_log t_metrics_textfile t_metrics_hostile \
+t_rdzv_scenarios" || rc=1
 fi
 # One closing line for both passes.
 awk '{ p += $1; f += $2; s += $3 }

@@ -18,6 +18,7 @@
 #include "barrier_marker.h"
 #include "cgrun/barrier.h"
 #include "cgrun/store.h"
+#include "monotime.h"
 #include "util.h"
 
 #define BARRIER_KEYLEN	(CGRUN_BARRIER_MAX_NAME + 96)
@@ -171,7 +172,7 @@ cgrun_barrier(struct cgrun_store *s, const char *name, int rank,
 {
 	char key[BARRIER_KEYLEN];
 	const char *keys[1];
-	long long start = cgrun_now_ms(), left;
+	long long start = monotime_ms(), left;
 	int64_t round;
 
 	if (s == NULL || name == NULL || *name == '\0' ||
@@ -192,7 +193,7 @@ cgrun_barrier(struct cgrun_store *s, const char *name, int rank,
 		return -1;
 	barrier_key(key, name, round, "done");
 	keys[0] = key;
-	left = timeout_ms - (cgrun_now_ms() - start);
+	left = timeout_ms - (monotime_ms() - start);
 	if (cgrun_store_wait(s, keys, 1, left < 1 ? 1 : (int)left) == 0)
 		return 0;
 	if (errno == ETIMEDOUT)

@@ -18,6 +18,7 @@
 #include "cgrun/nccl.h"
 #include "cgrun/rank.h"
 #include "cgrun/store.h"
+#include "monotime.h"
 #include "util.h"
 
 #define NCCL_KEYLEN	(CGRUN_NCCL_MAX_NAME + 64)
@@ -157,7 +158,7 @@ nccl_wait_ready(ncclComm_t comm, long long deadline)
 	while (state == ncclInProgress) {
 		if ((r = ncclCommGetAsyncError(comm, &state)) != ncclSuccess)
 			return r;
-		if (state == ncclInProgress && cgrun_now_ms() >= deadline)
+		if (state == ncclInProgress && monotime_ms() >= deadline)
 			return ncclInProgress;
 		if (state == ncclInProgress)
 			nanosleep(&tick, NULL);	/* poll, don't spin */
@@ -200,7 +201,7 @@ CGRUN_EXPORT int
 cgrun_nccl_comm_new(struct cgrun_store *s, const struct cgrun_rank *ri,
     const char *name, int timeout_ms, ncclComm_t *comm, char *err)
 {
-	long long start = cgrun_now_ms(), left;
+	long long start = monotime_ms(), left;
 	ncclUniqueId id;
 	cudaError_t e;
 	int dev;
@@ -224,7 +225,7 @@ cgrun_nccl_comm_new(struct cgrun_store *s, const struct cgrun_rank *ri,
 	if (cgrun_nccl_unique_id(s, name, cgrun_rank_rank(ri), &id, timeout_ms,
 	    err) == -1)
 		return -1;
-	left = timeout_ms - (cgrun_now_ms() - start);
-	return nccl_init_comm(comm, ri, id, cgrun_now_ms() + (left < 1 ? 1 :
+	left = timeout_ms - (monotime_ms() - start);
+	return nccl_init_comm(comm, ri, id, monotime_ms() + (left < 1 ? 1 :
 	    left), err);
 }

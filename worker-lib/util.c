@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "cgrun/cgrun.h"
 #include "util.h"
@@ -24,14 +23,4 @@ cgrun_seterr(char *err, const char *fmt, ...)
 		va_end(ap);
 	}
 	errno = saved;
-}
-
-/* Milliseconds on the monotonic clock. */
-long long
-cgrun_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

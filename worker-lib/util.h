@@ -7,6 +7,5 @@
 
 void		cgrun_seterr(char *, const char *, ...)
 		    __attribute__((format(printf, 2, 3)));
-long long	cgrun_now_ms(void);
 
 #endif /* CGRUN_UTIL_H */

@@ -6,20 +6,38 @@
 #include <string.h>
 
 #include "backend.h"
+#include "errbuf.h"
 #include "options.h"
 
-/* Rendezvous backends by name. */
+/*
+ * Rendezvous backends by name; "standalone" is only ever picked (one
+ * node), never a --rdzv-backend value.
+ */
 static const struct {
 	const char	*name;
 	backend_new_fn	 fn;
+	int		 option;	/* a --rdzv-backend value */
 } backend_table[] = {
-	{ "standalone", local_new_standalone },	/* local.c */
-	{ "static", local_new_static },		/* local.c */
-	{ "c10d", c10d_new },			/* c10d.c */
-	{ "etcd-v3", etcd_new },		/* etcd/etcd.c */
-	{ "etcd", etcd_new },			/* the same: v3 API */
-	{ "etcd-v2", etcd_new },		/* the same: v3 API */
+	{ "standalone", local_new_standalone, 0 },	/* local.c */
+	{ "static", local_new_static, 1 },		/* local.c */
+	{ "c10d", c10d_new, 1 },			/* c10d.c */
+	{ "etcd-v3", etcd_new, 1 },			/* etcd/etcd.c */
+	{ "etcd", etcd_new, 1 },		/* the same: v3 API */
+	{ "etcd-v2", etcd_new, 1 },		/* the same: v3 API */
 };
+#define NBACKENDS (sizeof(backend_table) / sizeof(backend_table[0]))
+
+/* The i-th name --rdzv-backend accepts, in the table's order; NULL after. */
+const char *
+backend_name(size_t i)
+{
+	size_t k;
+
+	for (k = 0; k < NBACKENDS; k++)
+		if (backend_table[k].option && i-- == 0)
+			return backend_table[k].name;
+	return NULL;
+}
 
 /*
  * The backend the options ask for:
@@ -48,10 +66,10 @@ backend_new(struct event_base *base, const struct backend_config *cfg,
 	const char *name = backend_pick(cfg->opts);
 	size_t i;
 
-	for (i = 0; i < sizeof(backend_table) / sizeof(backend_table[0]); i++)
+	for (i = 0; i < NBACKENDS; i++)
 		if (strcmp(backend_table[i].name, name) == 0)
 			return backend_table[i].fn(base, cfg, cb, err, errlen);
-	snprintf(err, errlen, "--rdzv-backend: \"%s\" is not available "
+	errbuf_set(err, errlen, "--rdzv-backend: \"%s\" is not available "
 	    "(cgrun has c10d, static and etcd-v3)", name);
 	return NULL;
 }

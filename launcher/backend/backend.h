@@ -37,6 +37,12 @@
  *                      or   <---   cb->restart / cb->round (a node failed)
  *   ops->free()                    leaves without closing the rendezvous
  *
+ * cb->round may also come while workers of an earlier round run or stop
+ * (c10d: a restarted rendezvous server decided a round from what the
+ * agents carried): the agent stops them and starts that round, without
+ * calling workers_failed or workers_stopped; a cb->restart after it
+ * supersedes it (the agent then rejoins with workers_stopped).
+ *
  * cb->fail's status is a CGRUN_EXIT_* code (exitcodes.h) or, when the job
  * failed because workers failed with no restarts left, -1: the agent then
  * exits with its root-cause worker status.
@@ -100,6 +106,11 @@ typedef struct backend *(*backend_new_fn)(struct event_base *,
 	    const struct backend_config *, const struct backend_cb *,
 	    char *err, size_t errlen);
 
+/*
+ * The i-th value --rdzv-backend accepts (i from 0: "static", "c10d",
+ * "etcd-v3", and its spellings "etcd", "etcd-v2"), NULL past the last.
+ */
+const char	*backend_name(size_t i);
 /* The name of the backend the options ask for (backend.c). */
 const char	*backend_pick(const struct cgrun_options *);
 /* That backend, created; NULL with err (a usage error) on failure. */

@@ -14,8 +14,9 @@
  * RUNNING (ROUND received) -> STOPPING (RESTART received, workers
  * stopping) -> JOINING (STOPPED sent) ...; FAILED and DONE wait for the
  * server's decision; OVER after FINISHED or FAIL.  After a lost
- * connection comes back within the resume window, the JOIN on the new
- * connection is followed by what the server may have missed (c10d_resent).
+ * connection comes back within the resume window, the client carries
+ * its last round onto the new one, or repeats what the server may have
+ * missed (c10d_resume.c).
  *
  * The exit barrier: in DONE (our workers succeeded) the server's FINISHED
  * ends the job; --exit-barrier-timeout bounds that wait.  When it expires
@@ -43,8 +44,10 @@
 #include "c10d_host.h"
 #include "c10d_impl.h"
 #include "endpoint.h"
+#include "errbuf.h"
 #include "exitcodes.h"
 #include "log.h"
+#include "monotime.h"
 #include "options.h"
 #include "rdzv_proto.h"
 #include "store.h"
@@ -52,10 +55,11 @@
 
 #define C10D_DEFAULT_PORT	29400
 
-static const char *cstate_names[] = { "CONNECTING", "JOINING", "RUNNING",
-	"STOPPING", "FAILED", "DONE", "OVER" };
+static const char *const cstate_names[] = { "CONNECTING", "JOINING",
+	"RUNNING", "STOPPING", "FAILED", "DONE", "OVER" };
 
-static void c10d_join(struct c10d *);
+_Static_assert(sizeof(cstate_names) / sizeof(cstate_names[0]) == C__STATES,
+    "cstate_names does not match enum cstate");
 
 /* Move the session to a new state. */
 static void
@@ -68,7 +72,7 @@ c10d_enter(struct c10d *c, enum cstate s)
 }
 
 /* Encode and queue one message to the server. */
-static void
+void
 c10d_send(struct c10d *c, const struct rdzv_msg *m)
 {
 	unsigned char buf[4 + RDZV_FRAME_MAX];
@@ -84,7 +88,7 @@ c10d_send(struct c10d *c, const struct rdzv_msg *m)
 }
 
 /* Send a message without fields. */
-static void
+void
 c10d_say(struct c10d *c, uint8_t op)
 {
 	struct rdzv_msg m;
@@ -115,7 +119,7 @@ c10d_linger_cb(evutil_socket_t fd, short what, void *arg)
 	struct timeval tv = { 0, 20000 };
 
 	if (c10d_host_njobs(c->hosted) == 0 ||
-	    c10d_passed(&c->linger_deadline)) {
+	    monotime_passed(&c->linger_deadline)) {
 		c10d_end(c);
 		return;
 	}
@@ -132,10 +136,10 @@ c10d_over(struct c10d *c, int status, const char *why)
 		bufferevent_free(c->bev);	/* the server forgets us */
 		c->bev = NULL;
 	}
-	c10d_link(c, L_DOWN);
+	c10d_link(c, LINK_DOWN);
 	evtimer_del(c->keepalive);
 	c10d_enter(c, C_OVER);
-	c->linger_deadline = c10d_after(c->conf.close_ms);
+	c->linger_deadline = monotime_after(c->conf.close_ms);
 	event_active(c->linger, EV_TIMEOUT, 0);	/* never inside an op */
 }
 
@@ -167,71 +171,14 @@ c10d_progress(struct c10d *c, const struct rdzv_msg *m)
 	    m->max_nodes, lc);
 }
 
-/* After resuming with workers running: does the ROUND give this node the
- * place it runs with?  A restarted server forgot the job and numbers its
- * rounds from 0 again, but decides the same places for the same nodes. */
-static int
-c10d_same_place(const struct c10d *c, const struct rdzv_msg *m)
-{
-	const struct round_info *ri = &c->info;
-
-	return c->resumed && c->had_round &&
-	    (c->state == C_RUNNING || c->state == C_DONE) &&
-	    m->group_rank == ri->group_rank &&
-	    (int)m->group_world_size == ri->group_world_size &&
-	    (int)m->rank_base == ri->rank_base &&
-	    (int)m->world_size == ri->world_size &&
-	    m->port == ri->master_port &&
-	    strcmp(m->addr, ri->master_addr) == 0;
-}
-
-/* A ROUND after resuming kept our place: a restarted server ignored the
- * DONE we repeated while its round was forming, so say it again (a
- * server that had it ignores it). */
-static void
-c10d_round_kept(struct c10d *c)
-{
-	if (c->resumed && c->state == C_DONE)
-		c10d_say(c, RDZV_OP_DONE);
-	c->resumed = 0;
-}
-
-/* WELCOME from a server that takes SPENT (version 3): after a round,
- * say how many restarts the job had spent, so that a restarted daemon,
- * which forgot the job, does not give them back. */
-static void
-c10d_spent(struct c10d *c, const struct rdzv_msg *w)
-{
-	struct rdzv_msg m;
-
-	if (w->version < RDZV_PROTO_VERSION_SPENT || !c->had_round ||
-	    c->info.restart_count <= 0)
-		return;
-	rdzv_proto_init(&m, RDZV_OP_SPENT);
-	m.restart_count = (uint32_t)c->info.restart_count;
-	c10d_send(c, &m);
-}
-
 /* ROUND: this node's place; a fresh job store, then spawn. */
 static void
 c10d_round(struct c10d *c, const struct rdzv_msg *m)
 {
 	struct round_info *ri = &c->info;
 
-	if (c->had_round && m->round == ri->round &&
-	    (c->state == C_RUNNING || c->state == C_DONE)) {
-		log_debug("c10d: round %u again after resuming", m->round);
-		c10d_round_kept(c);
+	if (c10d_round_kept(c, m))
 		return;
-	}
-	if (c10d_same_place(c, m)) {
-		log_warnx("rendezvous %s: the server's round %u is our round %u "
-		    "with the same places (the server restarted): workers go "
-		    "on", c->run_id, m->round, ri->round);
-		ri->round = m->round;
-		c10d_round_kept(c);
-		return;
-	}
 	c->resumed = 0;
 	c->had_round = 1;
 	memset(ri, 0, sizeof(*ri));
@@ -290,9 +237,10 @@ c10d_auth(struct c10d *c, const struct rdzv_msg *m)
 	}
 	memcpy(a.nonce, c->cnonce, sizeof(c->cnonce));
 	c10d_send(c, &a);
-	if (c->link == L_HELLO)
-		c10d_link(c, L_PROOF);
-	c10d_join(c);
+	if (c->link == LINK_HELLO)
+		c10d_link(c, LINK_PROOF);
+	if (!c->rejoining)
+		c10d_join(c);
 }
 
 /* One message from the server. */
@@ -301,7 +249,7 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 {
 	char why[RDZV_TEXT_MAX + 64];
 
-	if (c->key != NULL && c->link != L_UP && m->op != RDZV_OP_CHALLENGE &&
+	if (c->key != NULL && c->link != LINK_UP && m->op != RDZV_OP_CHALLENGE &&
 	    m->op != RDZV_OP_AUTHOK && m->op != RDZV_OP_ERROR) {
 		c10d_over(c, CGRUN_EXIT_RDZV, "the rendezvous server did not "
 		    "authenticate (has it no --auth-token-file?)");
@@ -319,10 +267,11 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 			    "failed to prove it knows the auth token");
 			break;
 		}
-		c10d_link(c, L_UP);
+		c10d_link(c, LINK_UP);
 		break;
 	case RDZV_OP_WELCOME:
-		c10d_spent(c, m);
+		if (c->rejoining)
+			c10d_rejoin(c, m->version);
 		break;
 	case RDZV_OP_STATUS:
 		c10d_progress(c, m);
@@ -331,10 +280,13 @@ c10d_msg(struct c10d *c, const struct rdzv_msg *m)
 		c10d_round(c, m);
 		break;
 	case RDZV_OP_RESTART:
+		/* a report held after RESUME is answered here */
+		c->carrying = c->unsent = 0;
 		if (c->state == C_STOPPING)	/* again, after resuming */
 			break;
-		if (c->state == C_FAILED) {
-			/* our own failure started this round: already stopped */
+		if (c->state == C_FAILED || c->state == C_JOINING) {
+			/* our own failure started this round, or our STOPPED
+			 * was lost with a connection: already stopped */
 			c10d_say(c, RDZV_OP_STOPPED);
 			c10d_enter(c, C_JOINING);
 			break;
@@ -369,7 +321,7 @@ c10d_read_cb(struct bufferevent *bev, void *arg)
 	struct c10d *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	struct rdzv_msg m;
-	const char *why;
+	char why[RDZV_PROTO_ERRLEN];
 	unsigned char *b;
 	size_t len, used;
 	int rc;
@@ -378,7 +330,7 @@ c10d_read_cb(struct bufferevent *bev, void *arg)
 		if (len > 4 + RDZV_FRAME_MAX)
 			len = 4 + RDZV_FRAME_MAX;
 		b = evbuffer_pullup(in, (ssize_t)len);
-		rc = rdzv_proto_decode(b, len, &m, &used, &why);
+		rc = rdzv_proto_decode(b, len, &m, &used, why, sizeof(why));
 		if (rc == RDZV_PROTO_MORE)
 			return;
 		if (rc == RDZV_PROTO_ERROR) {
@@ -395,26 +347,6 @@ c10d_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, used);
 		c10d_msg(c, &m);
 	}
-}
-
-/* Back on a new connection: repeat what the server may have missed (it
- * ignores what it already had). */
-static void
-c10d_resent(struct c10d *c)
-{
-	struct rdzv_msg m;
-
-	log_warnx("rendezvous %s: connection to %s:%d restored", c->run_id,
-	    c->host, c->port);
-	c->resumed = 1;
-	if (c->state == C_DONE)
-		c10d_say(c, RDZV_OP_DONE);
-	else if (c->state == C_FAILED) {
-		rdzv_proto_init(&m, RDZV_OP_FAILED);
-		snprintf(m.text, sizeof(m.text), "%s", c->failed_why);
-		c10d_send(c, &m);
-	} else if (c->state == C_JOINING && c->had_round)
-		c10d_say(c, RDZV_OP_STOPPED);
 }
 
 /*
@@ -451,22 +383,30 @@ c10d_hello(struct c10d *c)
 		c10d_store_addr_name(c, (struct sockaddr *)&ss);
 	}
 	bufferevent_write(c->bev, WIRE_NATIVE_MAGIC, WIRE_NATIVE_MAGIC_LEN);
-	c10d_link(c, L_HELLO);
+	c10d_link(c, LINK_HELLO);
 	c10d_busy_connected(c);
 	rdzv_proto_init(&m, RDZV_OP_HELLO);
 	m.version = c->key != NULL ? RDZV_PROTO_VERSION_AUTH :
 	    RDZV_PROTO_VERSION;
 	c10d_send(c, &m);
-	if (c->key == NULL) {
-		c10d_link(c, L_UP);
+	/* a new connection after a lost one joins once WELCOME says what
+	 * the server takes (c10d_rejoin) */
+	c->rejoining = c->state != C_CONNECTING;
+	c->carrying = 0;
+	if (c->rejoining)
+		c10d_await_welcome(c);
+	if (c->key == NULL && !c->rejoining) {
+		c10d_link(c, LINK_UP);
 		c10d_join(c);
 		return;
 	}
-	event_del(c->keepalive);	/* nothing but AUTH before the proof */
+	event_del(c->keepalive);	/* nothing but AUTH before the proof,
+					 * nothing before JOIN */
 }
 
-/* JOIN (after HELLO, or after AUTH), keep-alives, resume. */
-static void
+/* JOIN (after HELLO, after AUTH, or after WELCOME on a new connection),
+ * then keep-alives. */
+void
 c10d_join(struct c10d *c)
 {
 	struct rdzv_msg m;
@@ -477,6 +417,7 @@ c10d_join(struct c10d *c)
 	snprintf(m.run_id, sizeof(m.run_id), "%s", c->run_id);
 	snprintf(m.host, sizeof(m.host), "%s", c->me);
 	m.pid = (uint32_t)getpid();
+	m.local_id = c->local_id;
 	m.nproc = (uint32_t)c->cfg.nproc;
 	/* c10d ignores --node-rank, as torchrun; a Slurm step's node id
 	 * orders the group ranks (site.c) */
@@ -493,12 +434,11 @@ c10d_join(struct c10d *c)
 	snprintf(m.addr, sizeof(m.addr), "%s", c->store_addr);
 	m.port = (uint16_t)c->cfg.store_port;
 	c10d_send(c, &m);
+	if (c->link == LINK_HELLO)
+		c10d_link(c, LINK_UP);	/* rejoining without a token */
 	event_add(c->keepalive, &tv);
-	if (c->state == C_CONNECTING) {
+	if (c->state == C_CONNECTING)
 		c10d_enter(c, C_JOINING);
-		return;
-	}
-	c10d_resent(c);
 }
 
 /* Keep-alive timer. */
@@ -534,7 +474,7 @@ c10d_host_or_check(struct c10d *c, char *err, size_t errlen)
 		return 0;
 	if (errno == EADDRINUSE && c10d_busy_start(c, bind_why) == 0)
 		return 0;
-	snprintf(err, errlen, "this agent should host the rendezvous on "
+	errbuf_set(err, errlen, "this agent should host the rendezvous on "
 	    "%s:%d but cannot: %s", c->host, c->port, bind_why);
 	return -1;
 }
@@ -551,7 +491,7 @@ c10d_start(struct backend *b, char *err, size_t errlen)
 	 * a join that cannot even connect cannot take longer than a join */
 	c->connect_ms = c->conf.read_ms < c->conf.join_ms ? c->conf.read_ms :
 	    c->conf.join_ms;
-	c->connect_deadline = c10d_after(c->connect_ms);
+	c->connect_deadline = monotime_after(c->connect_ms);
 	c10d_connect(c);
 	return 0;
 }
@@ -561,18 +501,15 @@ static void
 c10d_workers_failed(struct backend *b, const char *why)
 {
 	struct c10d *c = (struct c10d *)b;
-	struct rdzv_msg m;
 
 	if (c->state == C_STOPPING) {	/* stopped on a RESTART anyway */
-		c10d_say(c, RDZV_OP_STOPPED);
 		c10d_enter(c, C_JOINING);
+		c10d_report(c);
 		return;
 	}
-	rdzv_proto_init(&m, RDZV_OP_FAILED);
-	snprintf(m.text, sizeof(m.text), "%s", why ? why : "");
-	snprintf(c->failed_why, sizeof(c->failed_why), "%s", m.text);
-	c10d_send(c, &m);
+	snprintf(c->failed_why, sizeof(c->failed_why), "%s", why ? why : "");
 	c10d_enter(c, C_FAILED);
+	c10d_report(c);
 }
 
 /* ops->workers_stopped: join the next round. */
@@ -581,8 +518,8 @@ c10d_workers_stopped(struct backend *b)
 {
 	struct c10d *c = (struct c10d *)b;
 
-	c10d_say(c, RDZV_OP_STOPPED);
 	c10d_enter(c, C_JOINING);
+	c10d_report(c);
 }
 
 /* What this node hosts that the others need, or NULL. */
@@ -629,8 +566,8 @@ c10d_workers_done(struct backend *b)
 	double t = c->cfg.opts->exit_barrier_timeout;
 	struct timeval tv;
 
-	c10d_say(c, RDZV_OP_DONE);
 	c10d_enter(c, C_DONE);
+	c10d_report(c);
 	if (!(t > 0))
 		return;		/* 0: no limit */
 	tv.tv_sec = (time_t)t;
@@ -692,27 +629,31 @@ struct backend *
 c10d_new(struct event_base *base, const struct backend_config *cfg,
     const struct backend_cb *cb, char *err, size_t errlen)
 {
+	static uint32_t backends;	/* made by this process so far */
 	const struct cgrun_options *o = cfg->opts;
 	struct c10d *c;
 
 	if (o->rdzv_id == NULL || o->rdzv_id[0] == '\0') {
-		snprintf(err, errlen, "multi-node jobs need --rdzv-id (or a "
+		errbuf_set(err, errlen, "multi-node jobs need --rdzv-id (or a "
 		    "batch system job id)");
 		return NULL;
 	}
 	if (strlen(o->rdzv_id) > RDZV_RUNID_MAX) {
-		snprintf(err, errlen, "--rdzv-id: longer than %d bytes",
+		errbuf_set(err, errlen, "--rdzv-id: longer than %d bytes",
 		    RDZV_RUNID_MAX);
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	c->hdr.ops = &c10d_ops;
 	c->hdr.cb = *cb;
 	c->hdr.base = base;
 	c->cfg = *cfg;
+	/* tells this process's nodes apart (one in cgrun; a test or a
+	 * benchmark runs many, with one pid) */
+	c->local_id = backends++;
 	snprintf(c->run_id, sizeof(c->run_id), "%s", o->rdzv_id);
 	if (c10d_conf_parse(o->rdzv_conf, &c->conf, err, errlen) == -1) {
 		free(c);
@@ -720,8 +661,9 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	}
 	if (endpoint_parse(o->rdzv_endpoint, c->host, sizeof(c->host),
 	    &c->port, C10D_DEFAULT_PORT) == -1) {
-		snprintf(err, errlen, "--rdzv-endpoint %s: expected HOST[:PORT] "
-		    "(IPv6: [ADDR]:PORT), the port a number in 1-65535",
+		errbuf_set(err, errlen, "--rdzv-endpoint %s: expected "
+		    "HOST[:PORT] (IPv6: [ADDR]:PORT), the port a number in "
+		    "1-65535",
 		    o->rdzv_endpoint ? o->rdzv_endpoint : "(none given)");
 		free(c);
 		return NULL;
@@ -730,7 +672,7 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	    == NULL || auth_key_load(c->key, o->auth_token_file, err, errlen)
 	    == -1)) {
 		if (c->key == NULL)
-			snprintf(err, errlen, "out of memory");
+			errbuf_set(err, errlen, "out of memory");
 		free(c->key);
 		free(c);
 		return NULL;
@@ -742,7 +684,7 @@ c10d_new(struct event_base *base, const struct backend_config *cfg,
 	c->barrier = evtimer_new(base, c10d_barrier_cb, c);
 	if (c->retry == NULL || c->keepalive == NULL || c->linger == NULL ||
 	    c->barrier == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		c10d_free(&c->hdr);
 		return NULL;
 	}

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "c10d_conf.h"
+#include "errbuf.h"
 #include "log.h"
 #include "options.h"
 #include "rdzv_proto.h"
@@ -87,8 +88,8 @@ c10d_conf_apply(struct c10d_conf *cf, const char *k, const char *v, char *err,
 		return 0;
 	}
 	if (strcmp(k, "store_type") == 0 && strcmp(v, "tcp") != 0) {
-		snprintf(err, errlen, "--rdzv-conf store_type=%s: only tcp is "
-		    "supported", v);
+		errbuf_set(err, errlen, "--rdzv-conf store_type=%s: only tcp "
+		    "is supported", v);
 		return -1;
 	}
 	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
@@ -97,7 +98,7 @@ c10d_conf_apply(struct c10d_conf *cf, const char *k, const char *v, char *err,
 	log_warnx("--rdzv-conf: unknown key %s ignored", k);
 	return 0;
 bad:
-	snprintf(err, errlen, "--rdzv-conf %s=%s: not a valid value", k, v);
+	errbuf_set(err, errlen, "--rdzv-conf %s=%s: not a valid value", k, v);
 	return -1;
 }
 
@@ -122,7 +123,7 @@ c10d_conf_parse(const char *s, struct c10d_conf *cf, char *err, size_t errlen)
 		if (*tok == '\0')
 			continue;
 		if ((eq = strchr(tok, '=')) == NULL) {
-			snprintf(err, errlen, "--rdzv-conf: %s: expected "
+			errbuf_set(err, errlen, "--rdzv-conf: %s: expected "
 			    "key=value", tok);
 			return -1;
 		}
@@ -131,8 +132,8 @@ c10d_conf_parse(const char *s, struct c10d_conf *cf, char *err, size_t errlen)
 			return -1;
 	}
 	if (cf->keepalive_ms == 0) {
-		snprintf(err, errlen, "--rdzv-conf keep_alive_interval must be "
-		    "positive");
+		errbuf_set(err, errlen, "--rdzv-conf keep_alive_interval must "
+		    "be positive");
 		return -1;
 	}
 	return 0;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "c10d_host.h"
+#include "errbuf.h"
 #include "log.h"
 #include "rdzv.h"
 #include "store.h"
@@ -131,7 +132,7 @@ c10d_host_new(struct event_base *base, const char *host, int port,
 		errno = 0;
 		return NULL;
 	}
-	snprintf(err, errlen, "out of memory");
+	errbuf_set(err, errlen, "out of memory");
 	if ((h = calloc(1, sizeof(*h))) == NULL) {
 		errno = ENOMEM;
 		return NULL;

@@ -1,9 +1,10 @@
 /*
- * c10d_impl.h: the c10d backend's private state, shared by its two files
- * and by nothing else: c10d.c (the session: hello, auth, join, rounds,
- * resume, exit barrier, keep-alive) and c10d_link.c (the connection to
- * the endpoint: connect, backoff, retries, the link states).  The rest of
- * the launcher sees only c10d_new() (backend.h).
+ * c10d_impl.h: the c10d backend's private state, shared by its files and
+ * by nothing else: c10d.c (the session: hello, auth, join, rounds, exit
+ * barrier, keep-alive), c10d_link.c (the connection to the endpoint:
+ * connect, backoff, retries, the link states), c10d_resume.c (a new
+ * connection after a lost one: the round carried, the reports held) and
+ * c10d_busy.c.  The rest of the launcher sees only c10d_new() (backend.h).
  */
 #ifndef CGRUN_C10D_IMPL_H
 #define CGRUN_C10D_IMPL_H
@@ -21,10 +22,11 @@
 
 /* The session's states (c10d_enter, c10d.c). */
 enum cstate { C_CONNECTING, C_JOINING, C_RUNNING, C_STOPPING, C_FAILED,
-	C_DONE, C_OVER };
+	C_DONE, C_OVER, C__STATES };
 
 /* The connection's states (c10d_link, c10d_link.c). */
-enum link { L_DOWN, L_CONNECTING, L_HELLO, L_PROOF, L_UP };
+enum link { LINK_DOWN, LINK_CONNECTING, LINK_HELLO, LINK_PROOF, LINK_UP,
+	LINK__STATES };
 
 struct c10d_host;
 
@@ -36,6 +38,8 @@ struct c10d {
 	int			 port;
 	char			 run_id[RDZV_RUNID_MAX + 1];
 	char			 me[RDZV_HOST_MAX + 1];	/* rank sort key */
+	uint32_t		 local_id;	/* which backend of this
+						 * process: 0 in cgrun */
 	char			 store_addr[RDZV_ADDR_MAX + 1];
 	enum cstate		 state;
 	enum link		 link;
@@ -52,6 +56,11 @@ struct c10d {
 	struct timespec		 linger_deadline;
 	int			 had_round;	/* a ROUND came once */
 	int			 resumed;	/* restored; no ROUND since */
+	/* a new connection after a lost one (c10d_resume.c) */
+	int			 rejoining;	/* JOIN waits for WELCOME */
+	int			 carrying;	/* RESUME sent; reports wait for
+						 * the server's ROUND or RESTART */
+	int			 unsent;	/* the state's report waits */
 	struct timespec		 resume_deadline;
 	char			 failed_why[RDZV_TEXT_MAX + 1];
 	struct round_info	 info;
@@ -76,6 +85,20 @@ void	c10d_over(struct c10d *, int status, const char *why);
 void	c10d_hello(struct c10d *);
 /* The bufferevent read callback: frames from the server. */
 void	c10d_read_cb(struct bufferevent *, void *);
+/* Encode and queue one message (dropped when the link is not live). */
+void	c10d_send(struct c10d *, const struct rdzv_msg *);
+/* Send a message without fields. */
+void	c10d_say(struct c10d *, uint8_t op);
+/* JOIN (first, or after WELCOME on a new connection), keep-alives on. */
+void	c10d_join(struct c10d *);
+
+/* c10d_resume.c: a new connection after a lost one. */
+/* WELCOME on it: carry our round (RESUME, version 4) or repeat, and JOIN. */
+void	c10d_rejoin(struct c10d *, uint16_t version);
+/* Send the report c->state implies (FAILED, STOPPED, DONE), or hold it. */
+void	c10d_report(struct c10d *);
+/* A ROUND: 1 if our workers' round goes on, 0 if it is to be started. */
+int	c10d_round_kept(struct c10d *, const struct rdzv_msg *);
 
 /* c10d_link.c: the connection. */
 /* Move the connection to a new state (logged "old -> new"). */
@@ -86,10 +109,8 @@ void	c10d_connect(struct c10d *);
 void	c10d_retry_cb(evutil_socket_t, short, void *);
 /* Can messages go out (connected, magic sent)? */
 int	c10d_live(const struct c10d *);
-/* Monotonic time plus ms. */
-struct timespec c10d_after(uint32_t ms);
-/* Has the monotonic time passed? */
-int	c10d_passed(const struct timespec *);
+/* Rejoining: WELCOME within what is left of the resume window. */
+void	c10d_await_welcome(struct c10d *);
 
 /* c10d_busy.c: is_host, but the port is taken: is it a cgrun rendezvous? */
 /* Hosting failed with bind_why (EADDRINUSE): check who listens; -1 no memory. */

@@ -9,12 +9,14 @@
  * The connection (c10d_link, logging "old -> new" at -v -v): DOWN ->
  * CONNECTING (TCP connect) -> HELLO (connected, magic + HELLO sent) -> UP
  * (JOIN sent); with an auth token HELLO -> PROOF (CHALLENGE answered,
- * JOIN sent, waiting for the server's AUTHOK) -> UP.  A lost connection
- * goes back to DOWN.  A connection lost from PROOF or UP after the first
- * JOIN opens the resume window (the server keeps our place for
+ * JOIN sent, waiting for the server's AUTHOK) -> UP.  On a new connection
+ * after a lost one the JOIN waits for WELCOME (c10d_resume.c): HELLO ->
+ * UP when it goes out, or HELLO -> PROOF -> UP (AUTHOK) before it.  A
+ * lost connection goes back to DOWN.  A connection lost from PROOF or UP
+ * after a JOIN opens the resume window (the server keeps our place for
  * keepalive_ms x keepalive_max): until a JOIN goes out on a new
- * connection the client is resuming, and c10d.c repeats what the server
- * may have missed.
+ * connection the client is resuming, and c10d_resume.c carries our round
+ * or repeats what the server may have missed.
  */
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -34,12 +36,16 @@
 #include "c10d_impl.h"
 #include "exitcodes.h"
 #include "log.h"
+#include "monotime.h"
 
 #define C10D_RETRY_FIRST_MS	1	/* first retry after a failed connect */
 #define C10D_RETRY_MAX_MS	100	/* the backoff's cap */
 
-static const char *link_names[] = { "DOWN", "CONNECTING", "HELLO", "PROOF",
-	"UP" };
+static const char *const link_names[] = { "DOWN", "CONNECTING", "HELLO",
+	"PROOF", "UP" };
+
+_Static_assert(sizeof(link_names) / sizeof(link_names[0]) == LINK__STATES,
+    "link_names does not match enum link");
 
 /* Move the connection to a new state. */
 void
@@ -49,7 +55,7 @@ c10d_link(struct c10d *c, enum link l)
 		return;
 	log_debug("c10d link %s -> %s", link_names[c->link], link_names[l]);
 	c->link = l;
-	if (l == L_UP)
+	if (l == LINK_UP)
 		c->retry_ms = 0;	/* the next outage backs off afresh */
 }
 
@@ -64,7 +70,6 @@ c10d_link(struct c10d *c, enum link l)
 static struct timeval
 c10d_backoff(struct c10d *c)
 {
-	struct timespec now;
 	struct timeval tv;
 	uint32_t x, us;
 
@@ -72,9 +77,8 @@ c10d_backoff(struct c10d *c)
 	    c->retry_ms * 2 > C10D_RETRY_MAX_MS ? C10D_RETRY_MAX_MS :
 	    c->retry_ms * 2;
 	if ((x = c->jitter) == 0) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
 		x = ((uint32_t)getpid() * 2654435761u ^
-		    (uint32_t)now.tv_nsec) | 1;
+		    (uint32_t)monotime_ts().tv_nsec) | 1;
 	}
 	x ^= x << 13;
 	x ^= x >> 17;
@@ -90,7 +94,7 @@ c10d_backoff(struct c10d *c)
 int
 c10d_live(const struct c10d *c)
 {
-	return c->link == L_HELLO || c->link == L_PROOF || c->link == L_UP;
+	return c->link == LINK_HELLO || c->link == LINK_PROOF || c->link == LINK_UP;
 }
 
 /* Resuming: joined once, connection lost, no JOIN on a new one yet. */
@@ -98,34 +102,7 @@ static int
 c10d_resuming(const struct c10d *c)
 {
 	return c->state != C_CONNECTING && c->state != C_OVER &&
-	    c->link != L_PROOF && c->link != L_UP;
-}
-
-/* Monotonic time plus ms. */
-struct timespec
-c10d_after(uint32_t ms)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	t.tv_sec += ms / 1000;
-	t.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (t.tv_nsec >= 1000000000) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000;
-	}
-	return t;
-}
-
-/* Has the monotonic time t passed? */
-int
-c10d_passed(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec &&
-	    now.tv_nsec >= t->tv_nsec);
+	    c->link != LINK_PROOF && c->link != LINK_UP;
 }
 
 /* " within N s (read_timeout)": how long connecting is tried. */
@@ -192,7 +169,8 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		c10d_hello(c);
 		return;
 	}
-	if (what & BEV_EVENT_TIMEOUT) {	/* a connect that hangs (no RST) */
+	if (what & BEV_EVENT_TIMEOUT) {	/* a connect that hangs (no RST),
+					 * or no WELCOME (c10d_await_welcome) */
 		what |= BEV_EVENT_ERROR;
 		errno = ETIMEDOUT;
 	}
@@ -202,21 +180,24 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 		c10d_busy_fail(c, "closed the connection");
 		return;
 	}
-	joined = c->link == L_PROOF || c->link == L_UP;
-	c10d_link(c, L_DOWN);
+	/* a JOIN went out on this connection (not when it was lost while
+	 * rejoining: the first loss's window goes on) */
+	joined = (c->link == LINK_PROOF || c->link == LINK_UP) && !c->rejoining;
+	c10d_link(c, LINK_DOWN);
 	if (joined && c->state != C_CONNECTING && c->state != C_OVER) {
 		/* Lost after joining: the server keeps our place for the
 		 * keep-alive window; try to get back within it. */
-		c->resume_deadline = c10d_after(c->conf.keepalive_ms *
+		c->resume_deadline = monotime_after(c->conf.keepalive_ms *
 		    c->conf.keepalive_max);
 		log_warnx("rendezvous %s: lost the connection to %s:%d; "
 		    "reconnecting for up to %u ms", c->run_id, c->host, c->port,
 		    c->conf.keepalive_ms * c->conf.keepalive_max);
 	}
-	if (c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline))
+	if (c->state == C_CONNECTING && !monotime_passed(&c->connect_deadline))
 		c10d_connect_warn(c, what);
-	if ((c->state == C_CONNECTING && !c10d_passed(&c->connect_deadline)) ||
-	    (c10d_resuming(c) && !c10d_passed(&c->resume_deadline))) {
+	if ((c->state == C_CONNECTING &&
+	    !monotime_passed(&c->connect_deadline)) ||
+	    (c10d_resuming(c) && !monotime_passed(&c->resume_deadline))) {
 		bufferevent_free(c->bev);
 		c->bev = NULL;
 		tv = c10d_backoff(c);
@@ -230,6 +211,22 @@ c10d_event_cb(struct bufferevent *bev, short what, void *arg)
 	    (what & BEV_EVENT_ERROR) && errno ? ": " : "",
 	    (what & BEV_EVENT_ERROR) && errno ? strerror(errno) : "");
 	c10d_over(c, CGRUN_EXIT_RDZV, why);
+}
+
+/* A new connection after a lost one: WELCOME must come within what is
+ * left of the resume window (a listener that never answers is a lost
+ * connection, not a wait without end); c10d_rejoin clears it. */
+void
+c10d_await_welcome(struct c10d *c)
+{
+	struct timeval tv = { 0, 1000 };
+	int64_t ms = -monotime_since_ms(&c->resume_deadline);
+
+	if (ms > 0) {
+		tv.tv_sec = (time_t)(ms / 1000);
+		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	}
+	bufferevent_set_timeouts(c->bev, &tv, NULL);
 }
 
 /* Retry timer. */
@@ -260,15 +257,12 @@ c10d_sockopts(struct c10d *c, int fd)
 static void
 c10d_connect_timeout(struct c10d *c)
 {
-	struct timespec now;
 	struct timeval tv = { 0, C10D_RETRY_MAX_MS * 1000 };
-	long long ms;
+	int64_t ms;
 
 	if (c->state != C_CONNECTING)
 		return;	/* resuming: TCP_USER_TIMEOUT bounds it */
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (long long)(c->connect_deadline.tv_sec - now.tv_sec) * 1000 +
-	    (c->connect_deadline.tv_nsec - now.tv_nsec) / 1000000;
+	ms = -monotime_since_ms(&c->connect_deadline);
 	if (ms > C10D_RETRY_MAX_MS) {
 		tv.tv_sec = (time_t)(ms / 1000);
 		tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
@@ -306,7 +300,7 @@ c10d_connect(struct c10d *c)
 		return;
 	}
 	c10d_sockopts(c, fd);
-	c10d_link(c, L_CONNECTING);
+	c10d_link(c, LINK_CONNECTING);
 	c10d_connect_timeout(c);
 	bufferevent_setcb(c->bev, c10d_read_cb, NULL, c10d_event_cb, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "endpoint.h"
+#include "errbuf.h"
 
 /* Is s one to five decimal digits (torchrun's port syntax)? */
 static int
@@ -87,19 +88,20 @@ endpoint_parse_hostport(const char *ep, char *host, size_t hostlen,
 	const char *colon;
 
 	if (ep == NULL || *ep == '\0') {
-		snprintf(err, errlen, "--rdzv-endpoint: empty; expected "
+		errbuf_set(err, errlen, "--rdzv-endpoint: empty; expected "
 		    "HOST:PORT");
 		return -1;
 	}
 	if (endpoint_parse(ep, host, hostlen, port, -1) == -1 || *port == -1) {
-		snprintf(err, errlen, "--rdzv-endpoint %s: expected HOST:PORT "
-		    "(IPv6: [ADDR]:PORT), the port a number in 1-65535", ep);
+		errbuf_set(err, errlen, "--rdzv-endpoint %s: expected "
+		    "HOST:PORT (IPv6: [ADDR]:PORT), the port a number in "
+		    "1-65535", ep);
 		return -1;
 	}
 	colon = strrchr(ep, ':');
 	if (!endpoint_digits(colon + 1) || *port == 0) {
-		snprintf(err, errlen, "--rdzv-endpoint %s: the port must be a "
-		    "number in 1-65535", ep);
+		errbuf_set(err, errlen, "--rdzv-endpoint %s: the port must be "
+		    "a number in 1-65535", ep);
 		return -1;
 	}
 	return 0;

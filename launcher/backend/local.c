@@ -32,6 +32,7 @@
 #include "backend.h"
 #include "budget.h"
 #include "endpoint.h"
+#include "errbuf.h"
 #include "log.h"
 #include "options.h"
 #include "store.h"
@@ -119,7 +120,7 @@ local_listen(struct local *l, char *err, size_t errlen)
 	int bound;
 
 	if ((l->own = store_new(l->hdr.base, NULL)) == NULL) {
-		snprintf(err, errlen, "static rendezvous: out of memory");
+		errbuf_set(err, errlen, "static rendezvous: out of memory");
 		return -1;
 	}
 	if (store_listen(l->own, NULL, l->info.master_port, &bound, err,
@@ -217,7 +218,7 @@ local_alloc(struct event_base *base, const struct backend_config *cfg,
 	if ((l = calloc(1, sizeof(*l))) == NULL ||
 	    (l->defer = event_new(base, -1, 0, local_deliver, l)) == NULL) {
 		free(l);
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	l->hdr.ops = ops;
@@ -283,7 +284,7 @@ local_new_static(struct event_base *base, const struct backend_config *cfg,
 	int nnodes = o->nnodes_max > 0 ? o->nnodes_max : 1;
 
 	if (o->node_rank < 0 || o->node_rank >= nnodes) {
-		snprintf(err, errlen, "--node-rank %d: must be in 0..%d "
+		errbuf_set(err, errlen, "--node-rank %d: must be in 0..%d "
 		    "(--nnodes %d)", o->node_rank, nnodes - 1, nnodes);
 		return NULL;
 	}

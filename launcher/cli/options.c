@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "options.h"
 #include "options_priv.h"
 
@@ -62,7 +63,8 @@ static const struct opt_def opt_table[] = {
 	{ "nproc-per-node", 0, K_STR, O_PET, F(nproc_per_node), "N|cpu|gpu|auto",
 	  "workers per node (default 1)" },
 	{ "rdzv-backend", 0, K_STR, O_PET, F(rdzv_backend),
-	  "c10d|static|etcd-v3", "rendezvous backend (default static)" },
+	  "static|c10d|etcd-v3", "rendezvous backend (default static; "
+	  "etcd and etcd-v2 also mean etcd-v3)" },
 	{ "rdzv-endpoint", 0, K_STR, O_PET, F(rdzv_endpoint), "HOST[:PORT]",
 	  "rendezvous endpoint" },
 	{ "rdzv-id", 0, K_STR, O_PET, F(rdzv_id), "ID",
@@ -74,7 +76,8 @@ static const struct opt_def opt_table[] = {
 	{ "max-restarts", 0, K_INT, O_PET, F(max_restarts), "N",
 	  "restarts of the worker group after failures (default 0)" },
 	{ "monitor-interval", 0, K_DOUBLE, O_PET, F(monitor_interval), "SECONDS",
-	  "accepted for compatibility; cgrun sees exits at once" },
+	  "accepted (if positive) for compatibility; cgrun sees exits at "
+	  "once" },
 	{ "start-method", 0, K_STR, O_PET, F(start_method), "spawn|fork|forkserver",
 	  "accepted for compatibility (scripts are always executed)" },
 	{ "event-log-handler", 0, K_STR, O_PET, F(event_log_handler),
@@ -115,15 +118,18 @@ static const struct opt_def opt_table[] = {
 	{ "numa-binding", 0, K_STR, O_TORCHRUN, F(numa_binding),
 	  "node|socket|exclusive|core-complex", "bind each rank near its GPU" },
 	{ "signals-to-handle", 0, K_STR, O_PET, F(signals_to_handle), "SIG,...",
-	  "signals forwarded to the workers" },
+	  "signals forwarded to the workers (default SIGTERM,SIGINT,SIGHUP,"
+	  "SIGQUIT,SIGUSR1,SIGUSR2)" },
 	{ "signal-group", 0, K_FLAG, O_CGRUN, F(signal_group), NULL,
 	  "USR1/USR2 go to each worker's process group, not its main process" },
 	{ "shutdown-timeout", 0, K_DOUBLE, O_PET, F(shutdown_timeout), "SECONDS",
-	  "grace between TERM and KILL when stopping workers (default 30)" },
+	  "grace between TERM and KILL when stopping workers (default "
+	  "$TORCH_ELASTIC_SHUTDOWN_TIMEOUT, else 30)" },
 	{ "hang-timeout", 0, K_DURATION, O_CGRUN, F(hang_timeout), "DURATION",
 	  "a rank without progress this long is hung (10, 90s, 30m, 1h)" },
 	{ "hang-first-timeout", 0, K_DURATION, O_CGRUN, F(hang_first_timeout),
-	  "DURATION", "before a rank's first progress (default 10m)" },
+	  "DURATION", "before a rank's first progress (default: the larger of "
+	  "10m and --hang-timeout)" },
 	{ "hang-progress", 0, K_STR, O_CGRUN, F(hang_progress), "heartbeat|output",
 	  "output: any line a rank writes is progress too" },
 	{ "event-log", 0, K_STR, O_CGRUN, F(event_log), "FILE|fd:N",
@@ -141,9 +147,10 @@ static const struct opt_def opt_table[] = {
 	{ "tty", 0, K_STR, O_CGRUN, F(tty), "auto|always|never",
 	  "pseudo-terminals for workers, stdin to local rank 0 (default auto)" },
 	{ "cpu-bind", 0, K_STR, O_CGRUN, F(cpu_bind), "none|gpu|numa|cores",
-	  "CPU binding of each rank" },
+	  "CPU binding of each rank (default gpu when every rank has a GPU, "
+	  "else none)" },
 	{ "gpu-visibility", 0, K_STR, O_CGRUN, F(gpu_visibility), "all|own",
-	  "own: CUDA_VISIBLE_DEVICES is the rank's GPU" },
+	  "own: CUDA_VISIBLE_DEVICES is the rank's GPU (default all)" },
 	{ "mem-bind", 0, K_STR, O_CGRUN, F(mem_bind), "preferred|bind|none",
 	  "memory of bound ranks: their NUMA node(s) (default preferred)" },
 	{ "dry-run", 0, K_FLAG, O_CGRUN, F(dry_run), NULL,
@@ -182,7 +189,7 @@ options_error(char *err, size_t errlen, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	errbuf_vset(err, errlen, fmt, ap);
 	va_end(ap);
 	return OPTIONS_ERROR;
 }

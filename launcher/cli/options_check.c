@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "evlog.h"
 #include "observe.h"
 #include "options.h"
@@ -168,6 +169,22 @@ options_check_oneof(const char *val, const char *name,
 	    "--%s: unknown value \"%s\"", name, val);
 }
 
+/* --rdzv-backend: one of the names the registry has (backend.c). */
+static enum options_result
+options_check_backend(const char *val, char *err, size_t errlen)
+{
+	const char *name;
+	size_t i;
+
+	if (val == NULL)
+		return OPTIONS_OK;
+	for (i = 0; (name = backend_name(i)) != NULL; i++)
+		if (strcmp(val, name) == 0)
+			return OPTIONS_OK;
+	return options_error(err, errlen,
+	    "--rdzv-backend: unknown value \"%s\"", val);
+}
+
 /*
  * --logs-specs: torchrun loads NAME from the Python entry points
  * "torchrun.logs_specs", where only "default" ships; cgrun has that
@@ -254,8 +271,6 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	static const char *const methods[] = { "spawn", "fork", "forkserver",
 	    NULL };
 	static const char *const vis[] = { "all", "own", NULL };
-	static const char *const backends[] = { "static", "c10d", "etcd-v3",
-	    "etcd", "etcd-v2", NULL };
 	static const char *const ttys[] = { "auto", "always", "never", NULL };
 	static const char *const progress[] = { "heartbeat", "output", NULL };
 	static const char *const handlers[] = { "null", "console",
@@ -276,8 +291,8 @@ options_check(struct cgrun_options *o, char *err, size_t errlen)
 	    err, errlen)) != OPTIONS_OK ||
 	    (r = options_check_oneof(o->gpu_visibility, "gpu-visibility", vis,
 	    err, errlen)) != OPTIONS_OK ||
-	    (r = options_check_oneof(o->rdzv_backend, "rdzv-backend", backends,
-	    err, errlen)) != OPTIONS_OK ||
+	    (r = options_check_backend(o->rdzv_backend, err, errlen)) !=
+	    OPTIONS_OK ||
 	    (r = options_check_oneof(o->tty, "tty", ttys, err, errlen)) !=
 	    OPTIONS_OK ||
 	    (r = options_check_oneof(o->hang_progress, "hang-progress",

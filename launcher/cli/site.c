@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "endpoint.h"
+#include "errbuf.h"
 #include "log.h"
 #include "options.h"
 #include "site.h"
@@ -81,7 +82,7 @@ site_line(struct site_file *sf, char *line, const char *path, int n,
 	if (*k == '\0' || *k == '#')
 		return 0;
 	if ((eq = strchr(k, '=')) == NULL) {
-		snprintf(err, errlen, "%s:%d: expected key = value", path, n);
+		errbuf_set(err, errlen, "%s:%d: expected key = value", path, n);
 		return -1;
 	}
 	*eq = '\0';
@@ -111,7 +112,7 @@ site_line(struct site_file *sf, char *line, const char *path, int n,
 	}
 	free(*dst);
 	if ((*dst = strdup(v)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -131,7 +132,7 @@ site_read(struct site_file *sf, char *err, size_t errlen)
 	if ((f = fopen(path, "re")) == NULL) {
 		if (errno == ENOENT && getenv("CGRUN_CONFIG") == NULL)
 			return 0;
-		snprintf(err, errlen, "site configuration %s: %s", path,
+		errbuf_set(err, errlen, "site configuration %s: %s", path,
 		    strerror(errno));
 		return -1;
 	}
@@ -218,7 +219,7 @@ site_run_id(struct cgrun_options *o, const struct slurm_info *si, char *err,
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		if ((v = getenv(vars[i])) != NULL && *v != '\0')
 			return site_set(&o->rdzv_id, v, "rdzv_id", vars[i]);
-	snprintf(err, errlen, "a multi-node job needs --rdzv-id: none given "
+	errbuf_set(err, errlen, "a multi-node job needs --rdzv-id: none given "
 	    "and no batch system job id (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, "
 	    "FLUX_JOB_ID) is set");
 	return -1;
@@ -270,7 +271,7 @@ site_hang(struct cgrun_options *o, const struct site_file *sf, char *err,
 	if (!isnan(o->hang_timeout) || sf->hang == NULL)
 		return 0;
 	if (options_parse_duration(sf->hang, &o->hang_timeout) == -1) {
-		snprintf(err, errlen, "%s: hang_timeout: expected a duration "
+		errbuf_set(err, errlen, "%s: hang_timeout: expected a duration "
 		    "(10, 90s, 30m, 1h), got \"%.100s\"", sf->hang_where,
 		    sf->hang);
 		return -1;
@@ -344,7 +345,7 @@ site_apply(struct cgrun_options *o, char *err, size_t errlen)
 	rc = 0;
 	goto out;
 oom:
-	snprintf(err, errlen, "out of memory");
+	errbuf_set(err, errlen, "out of memory");
 out:
 	free(sf.endpoint);
 	free(sf.backend);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "logdir.h"
 
@@ -81,10 +82,10 @@ logdir_open(struct logdir *ld, const char *log_dir, char *err, size_t errlen)
 	if (log_dir != NULL) {
 		snprintf(ld->base, sizeof(ld->base), "%s", log_dir);
 		if (mkdirs(ld->base) == -1)
-			snprintf(err, errlen, "--log-dir %s: cannot create it: "
-			    "%s", log_dir, strerror(errno));
+			errbuf_set(err, errlen, "--log-dir %s: cannot create "
+			    "it: %s", log_dir, strerror(errno));
 		else if (logdir_probe(ld->base) == -1)
-			snprintf(err, errlen, "--log-dir %s: cannot create "
+			errbuf_set(err, errlen, "--log-dir %s: cannot create "
 			    "directories in it: %s", log_dir, strerror(errno));
 		else
 			return 0;
@@ -93,7 +94,7 @@ logdir_open(struct logdir *ld, const char *log_dir, char *err, size_t errlen)
 	snprintf(ld->base, sizeof(ld->base), "%s/cgrun_XXXXXX",
 	    tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(ld->base) == NULL) {
-		snprintf(err, errlen, "cannot create a log directory in %s: "
+		errbuf_set(err, errlen, "cannot create a log directory in %s: "
 		    "%s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		ld->base[0] = '\0';
 		return -1;
@@ -154,12 +155,12 @@ logdir_attempt(struct logdir *ld, const char *run_id, int attempt,
     char *dir, size_t len, char *err, size_t errlen)
 {
 	if (logdir_run(ld, run_id) == -1) {
-		snprintf(err, errlen, "log directory %.200s/%.200s_*: %s",
+		errbuf_set(err, errlen, "log directory %.200s/%.200s_*: %s",
 		    ld->base, run_id, strerror(errno));
 		return -1;
 	}
 	if (logdir_attempt_dir(ld, attempt, dir, len) == -1) {
-		snprintf(err, errlen, "log directory %.200s/attempt_%d: %s",
+		errbuf_set(err, errlen, "log directory %.200s/attempt_%d: %s",
 		    ld->run, attempt, strerror(errno));
 		return -1;
 	}

@@ -30,6 +30,7 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "errbuf.h"
 #include "filetimer.h"
 #include "log.h"
 
@@ -101,16 +102,16 @@ ft_members(struct json_object *o, struct filetimer_req *r, char *err,
 
 	if (json_object_object_get_ex(o, "version", &m) &&
 	    (ft_int(o, "version", 1, 1, &r->version) == -1)) {
-		snprintf(err, errlen, "version is not 1");
+		errbuf_set(err, errlen, "version is not 1");
 		return FILETIMER_ERROR;
 	}
 	if (ft_int(o, "pid", 1, INT_MAX, &v) == -1) {
-		snprintf(err, errlen, "pid is not a positive integer");
+		errbuf_set(err, errlen, "pid is not a positive integer");
 		return FILETIMER_ERROR;
 	}
 	r->pid = (pid_t)v;
 	if (ft_int(o, "signal", INT_MIN, INT_MAX, &v) == -1) {
-		snprintf(err, errlen, "signal is not an integer");
+		errbuf_set(err, errlen, "signal is not an integer");
 		return FILETIMER_ERROR;
 	}
 	r->signal = (int)v;
@@ -118,12 +119,12 @@ ft_members(struct json_object *o, struct filetimer_req *r, char *err,
 	    !(json_object_is_type(m, json_type_double) ||
 	    json_object_is_type(m, json_type_int)) ||
 	    !isfinite(r->expiration = json_object_get_double(m))) {
-		snprintf(err, errlen, "expiration_time is not a number");
+		errbuf_set(err, errlen, "expiration_time is not a number");
 		return FILETIMER_ERROR;
 	}
 	if (!json_object_object_get_ex(o, "scope_id", &m) ||
 	    !json_object_is_type(m, json_type_string)) {
-		snprintf(err, errlen, "scope_id is not a string");
+		errbuf_set(err, errlen, "scope_id is not a string");
 		return FILETIMER_ERROR;
 	}
 	snprintf(r->scope, sizeof(r->scope), "%.*s", FILETIMER_SCOPE_MAX,
@@ -144,12 +145,12 @@ filetimer_parse(const char *line, size_t len, struct filetimer_req *r,
 	memset(r, 0, sizeof(*r));
 	r->version = 1;
 	if (len > FILETIMER_LINE_MAX) {
-		snprintf(err, errlen, "line longer than %d bytes",
+		errbuf_set(err, errlen, "line longer than %d bytes",
 		    FILETIMER_LINE_MAX);
 		return FILETIMER_ERROR;
 	}
 	if ((tok = json_tokener_new_ex(FILETIMER_JSON_DEPTH)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return FILETIMER_ERROR;
 	}
 	o = json_tokener_parse_ex(tok, line, (int)len);
@@ -159,9 +160,9 @@ filetimer_parse(const char *line, size_t len, struct filetimer_req *r,
 		end++;
 	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success ||
 	    end != len)
-		snprintf(err, errlen, "not one JSON value");
+		errbuf_set(err, errlen, "not one JSON value");
 	else if (!json_object_is_type(o, json_type_object))
-		snprintf(err, errlen, "not a JSON object");
+		errbuf_set(err, errlen, "not a JSON object");
 	else
 		res = ft_members(o, r, err, errlen);
 	json_object_put(o);
@@ -384,7 +385,7 @@ ft_mkfifo(struct filetimer *ft, char *err, size_t errlen)
 
 	if (lstat(ft->path, &st) == 0) {
 		if (!S_ISFIFO(st.st_mode)) {
-			snprintf(err, errlen, "TORCHELASTIC_TIMER_FILE %s "
+			errbuf_set(err, errlen, "TORCHELASTIC_TIMER_FILE %s "
 			    "exists and is not a FIFO; not replacing it",
 			    ft->path);
 			return -1;
@@ -392,7 +393,7 @@ ft_mkfifo(struct filetimer *ft, char *err, size_t errlen)
 		unlink(ft->path);	/* a stale FIFO: torchrun does too */
 	}
 	if (mkfifo(ft->path, 0600) == -1 || lstat(ft->path, &st) == -1) {
-		snprintf(err, errlen, "cannot create the timer FIFO %s: %s",
+		errbuf_set(err, errlen, "cannot create the timer FIFO %s: %s",
 		    ft->path, strerror(errno));
 		return -1;
 	}
@@ -409,7 +410,7 @@ ft_open(struct filetimer *ft, char *err, size_t errlen)
 	if (ft->rfd >= 0)
 		ft->wfd = open(ft->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (ft->rfd < 0 || ft->wfd < 0) {
-		snprintf(err, errlen, "cannot open the timer FIFO %s: %s",
+		errbuf_set(err, errlen, "cannot open the timer FIFO %s: %s",
 		    ft->path, strerror(errno));
 		return -1;
 	}
@@ -417,7 +418,7 @@ ft_open(struct filetimer *ft, char *err, size_t errlen)
 	    ft_read_cb, ft);
 	ft->tev = evtimer_new(ft->base, ft_expire_cb, ft);
 	if (ft->rev == NULL || ft->tev == NULL || event_add(ft->rev, NULL)) {
-		snprintf(err, errlen, "cannot watch the timer FIFO");
+		errbuf_set(err, errlen, "cannot watch the timer FIFO");
 		return -1;
 	}
 	return 0;
@@ -434,7 +435,7 @@ filetimer_new(struct event_base *base, const char *path, const char *dir,
 	if ((ft = calloc(1, sizeof(*ft))) == NULL ||
 	    (ft->t = calloc(FILETIMER_TIMERS_MAX, sizeof(*ft->t))) == NULL) {
 		free(ft);
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	ft->c = *c;
@@ -445,7 +446,7 @@ filetimer_new(struct event_base *base, const char *path, const char *dir,
 	else
 		n = snprintf(ft->path, sizeof(ft->path), "%s/timer.fifo", dir);
 	if (n < 0 || (size_t)n >= sizeof(ft->path)) {
-		snprintf(err, errlen, "timer FIFO path too long");
+		errbuf_set(err, errlen, "timer FIFO path too long");
 		free(ft->t);
 		free(ft);
 		return NULL;

@@ -18,6 +18,9 @@
 static const char *const stackprobe_names[] = { "faulthandler", "py-spy",
 	"gdb", "eu-stack", "/proc" };
 
+_Static_assert(sizeof(stackprobe_names) / sizeof(stackprobe_names[0]) ==
+    STACKPROBE__WAYS, "stackprobe_names does not match enum stackprobe_way");
+
 /* The name of a way, for logs and stacks.txt. */
 const char *
 stackprobe_name(enum stackprobe_way w)

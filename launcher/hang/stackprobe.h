@@ -17,7 +17,8 @@ enum stackprobe_way {
 	STACKPROBE_PYSPY,		/* py-spy dump --pid */
 	STACKPROBE_GDB,			/* gdb -batch -p, thread apply all bt */
 	STACKPROBE_EUSTACK,		/* eu-stack -p */
-	STACKPROBE_PROC			/* /proc/PID/task/TID/... */
+	STACKPROBE_PROC,		/* /proc/PID/task/TID/... */
+	STACKPROBE__WAYS
 };
 
 /* The tools found on PATH, once per collection. */

@@ -19,14 +19,20 @@
 
 #include <event2/event.h>
 
+#include "errbuf.h"
 #include "filetimer.h"
 #include "log.h"
+#include "monotime.h"
 #include "watchdog.h"
 
-enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER };
+enum wd_src { SRC_NONE, SRC_HEARTBEAT, SRC_OUTPUT, SRC_FILETIMER,
+	SRC__COUNT };
 
 static const char *const src_names[] = { "none", "heartbeat", "output",
 	"filetimer" };
+
+_Static_assert(sizeof(src_names) / sizeof(src_names[0]) == SRC__COUNT,
+    "src_names does not match enum wd_src");
 
 struct wd_rank {
 	struct watchdog	*wd;
@@ -53,16 +59,6 @@ struct watchdog {
 	int			 fired;	/* on_hung called this attempt */
 };
 
-/* Monotonic seconds. */
-static double
-wd_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The timeout that applies to a rank now. */
 static double
 wd_limit(const struct watchdog *wd, const struct wd_rank *r)
@@ -83,7 +79,7 @@ wd_progress(struct wd_rank *r, enum wd_src src)
 {
 	int first = !r->seen;
 
-	r->since = wd_now();
+	r->since = monotime_s();
 	r->seen = 1;
 	r->src = src;
 	if (first)
@@ -106,7 +102,7 @@ static void
 wd_arm(struct watchdog *wd)
 {
 	struct timeval tv;
-	double min = INFINITY, now = wd_now(), d;
+	double min = INFINITY, now = monotime_s(), d;
 	int i;
 
 	if (wd->c.hang_timeout <= 0 || wd->fired)
@@ -135,7 +131,7 @@ wd_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct watchdog *wd = arg;
 	struct watchdog_hang h;
-	double now = wd_now(), over, worst = 0;
+	double now = monotime_s(), over, worst = 0;
 	struct wd_rank *r, *hung = NULL;
 	int i;
 
@@ -301,8 +297,8 @@ wd_ft_expired_cb(void *arg, int lr, pid_t pid, int sig, const char *scope,
 	h.idle = waited;
 	h.timeout = timeout;
 	h.source = src_names[SRC_FILETIMER];
-	h.pid = pid;
-	h.sig = sig;
+	h.kill_pid = pid;
+	h.kill_sig = sig;
 	snprintf(h.section, sizeof(h.section), "%s", scope);
 	snprintf(h.why, sizeof(h.why), "hung: FileTimer %.120s expired "
 	    "after %.0f s", scope, timeout);
@@ -323,7 +319,7 @@ watchdog_new(const struct watchdog_conf *c, char *err, size_t errlen)
 		if (wd != NULL && wd->tev != NULL)
 			event_free(wd->tev);
 		free(wd);
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	wd->c = *c;
@@ -415,7 +411,7 @@ watchdog_begin(struct watchdog *wd, int nproc, char *err, size_t errlen)
 	watchdog_end(wd);
 	wd->fired = 0;
 	if ((wd->r = calloc((size_t)nproc, sizeof(*wd->r))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	wd->n = nproc;
@@ -426,7 +422,7 @@ watchdog_begin(struct watchdog *wd, int nproc, char *err, size_t errlen)
 	}
 	for (i = 0; wd->c.hang_timeout > 0 && i < nproc; i++)
 		if (wd_channel(wd, &wd->r[i]) == -1) {
-			snprintf(err, errlen, "heartbeat channel: %s",
+			errbuf_set(err, errlen, "heartbeat channel: %s",
 			    strerror(errno));
 			return -1;
 		}
@@ -449,6 +445,16 @@ watchdog_timer_file(const struct watchdog *wd)
 	return wd != NULL && wd->ft != NULL ? filetimer_path(wd->ft) : NULL;
 }
 
+/* What local rank lr gets from the hang room (nothing without a watchdog). */
+void
+watchdog_rank_env(const struct watchdog *wd, int lr,
+    struct watchdog_rank_env *e)
+{
+	e->heartbeat_fd = watchdog_child_fd(wd, lr);
+	e->timer_file = watchdog_timer_file(wd);
+	e->python_stacks = wd != NULL;
+}
+
 /* lr runs as pid: start its clock (the first timeout), close its end. */
 void
 watchdog_started(struct watchdog *wd, int lr, pid_t pid)
@@ -465,7 +471,7 @@ watchdog_started(struct watchdog *wd, int lr, pid_t pid)
 	r->active = 1;
 	r->seen = 0;
 	r->src = SRC_NONE;
-	r->since = wd_now();
+	r->since = monotime_s();
 	wd_arm(wd);
 }
 
@@ -475,7 +481,7 @@ watchdog_idle(const struct watchdog *wd, int lr, double *idle)
 {
 	if (wd == NULL || lr < 0 || lr >= wd->n || !wd->r[lr].active)
 		return -1;
-	*idle = wd_now() - wd->r[lr].since;
+	*idle = monotime_s() - wd->r[lr].since;
 	return 0;
 }
 

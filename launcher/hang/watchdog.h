@@ -41,8 +41,15 @@ struct watchdog_hang {
 	int	 lr;			/* local rank */
 	double	 idle, timeout;		/* seconds */
 	const char *source;		/* heartbeat, output or filetimer */
-	pid_t	 pid;			/* filetimer: the requester, else 0 */
-	int	 sig;			/* filetimer: its signal, else 0 */
+	/*
+	 * The hang room's own stop of the hung rank, decided where the hang
+	 * was seen (filetimer.c, as torch's FileTimerServer: the signal the
+	 * expired request named, to the process that sent it, the rank's or
+	 * one in its group), for the agent to send before it stops every
+	 * worker; 0: none (the progress watchdog).
+	 */
+	pid_t	 kill_pid;
+	int	 kill_sig;
 	char	 section[WATCHDOG_SECTION_MAX + 1];	/* last heartbeat's */
 	char	 why[192];		/* "hung: no progress for 10 s" */
 };
@@ -71,6 +78,25 @@ int	watchdog_begin(struct watchdog *, int nproc, char *err, size_t errlen);
 int	watchdog_child_fd(const struct watchdog *, int lr);
 /* What workers get as TORCHELASTIC_TIMER_FILE, or NULL. */
 const char *watchdog_timer_file(const struct watchdog *);
+
+/*
+ * What the hang room gives a rank, as data: worker_env.c names the
+ * variables (CGRUN_HEARTBEAT_FD, TORCHELASTIC_TIMER_FILE,
+ * PYTHONFAULTHANDLER).
+ */
+struct watchdog_rank_env {
+	int		 heartbeat_fd;	/* the rank's channel, or -1 */
+	const char	*timer_file;	/* FileTimer FIFO, or NULL */
+	/*
+	 * A hang is diagnosed from every rank's stacks (stacks.h): Python
+	 * ranks should dump every thread on the SIGABRT it sends.
+	 */
+	int		 python_stacks;
+};
+
+/* Describe local rank lr's part into *e (wd NULL: no watchdog, nothing). */
+void	watchdog_rank_env(const struct watchdog *, int lr,
+	    struct watchdog_rank_env *e);
 /* Local rank lr runs as pid: its clock starts, the child's end closes. */
 void	watchdog_started(struct watchdog *, int lr, pid_t pid);
 /* Local rank lr wrote a line (counts with --hang-progress=output). */

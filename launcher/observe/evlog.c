@@ -19,11 +19,12 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
+#include "errbuf.h"
 #include "evlog.h"
 #include "log.h"
+#include "monotime.h"
 #include "round.h"
 #include "utf8.h"
-#include "util.h"
 
 #define EVLOG_FD_MAX	65535
 #define EVLOG_CHUNK	4096	/* PIPE_BUF: a whole write once poll says so */
@@ -102,10 +103,10 @@ evlog_open_path(struct evlog *l, const char *dest, char *err, size_t errlen)
 	    O_NONBLOCK, 0644)) == -1) {
 		if (errno == ENXIO && stat(dest, &st) == 0 &&
 		    S_ISFIFO(st.st_mode))
-			snprintf(err, errlen, "--event-log %s: a FIFO with no "
+			errbuf_set(err, errlen, "--event-log %s: a FIFO with no "
 			    "reader (start its reader first)", dest);
 		else
-			snprintf(err, errlen, "--event-log %s: %s", dest,
+			errbuf_set(err, errlen, "--event-log %s: %s", dest,
 			    strerror(errno));
 		return -1;
 	}
@@ -122,15 +123,16 @@ evlog_dest_check(const char *dest, char *err, size_t errlen)
 	int fd, fl, kind = evlog_dest_parse(dest, &fd);
 
 	if (kind == -1) {
-		snprintf(err, errlen, "--event-log %s: expected fd:N (N a file "
-		    "descriptor, 0-%d) or a file", dest, EVLOG_FD_MAX);
+		errbuf_set(err, errlen, "--event-log %s: expected fd:N (N a "
+		    "file descriptor, 0-%d) or a file", dest, EVLOG_FD_MAX);
 		return -1;
 	}
 	if (kind == 0)
 		return 0;
 	if ((fl = fcntl(fd, F_GETFL)) == -1 || (fl & O_ACCMODE) == O_RDONLY) {
-		snprintf(err, errlen, "--event-log %s: file descriptor %d is %s",
-		    dest, fd, fl == -1 ? "not open" : "not open for writing");
+		errbuf_set(err, errlen, "--event-log %s: file descriptor %d is "
+		    "%s", dest, fd, fl == -1 ? "not open" :
+		    "not open for writing");
 		return -1;
 	}
 	return 1;
@@ -205,7 +207,7 @@ evlog_chunk(struct evlog *l)
 static int
 evlog_drain(struct evlog *l, int wait_ms)
 {
-	long long end = cgrun_now_ms() + wait_ms, left = wait_ms;
+	int64_t end = monotime_ms() + wait_ms, left = wait_ms;
 	struct pollfd pfd;
 	int r;
 
@@ -219,7 +221,7 @@ evlog_drain(struct evlog *l, int wait_ms)
 		if (evbuffer_write_atmost(l->q, l->fd, evlog_chunk(l)) == -1 &&
 		    errno != EINTR && errno != EAGAIN)
 			evlog_break(l, errno);
-		if (wait_ms > 0 && (left = end - cgrun_now_ms()) < 0)
+		if (wait_ms > 0 && (left = end - monotime_ms()) < 0)
 			left = 0;
 	}
 	return 0;
@@ -298,7 +300,7 @@ evlog_open(struct event_base *base, const char *dest, const char *run_id,
 	struct evlog *l;
 
 	if ((l = calloc(1, sizeof(*l))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	l->fd = -1;
@@ -310,7 +312,7 @@ evlog_open(struct event_base *base, const char *dest, const char *run_id,
 	if ((l->polled = evlog_waits(l->fd)) &&
 	    ((l->q = evbuffer_new()) == NULL || (l->wev = event_new(base,
 	    l->fd, EV_WRITE | EV_PERSIST, evlog_room_cb, l)) == NULL)) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	return l;

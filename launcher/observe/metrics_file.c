@@ -14,6 +14,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "metrics.h"
 #include "metrics_file.h"
@@ -78,18 +79,18 @@ metrics_file_write(struct metrics_file *mf, char *err, size_t errlen)
 	int fd, rc = -1, e;
 
 	if ((what = metrics_file_not_regular(mf->path)) != NULL) {
-		snprintf(err, errlen, "is %s, not a regular file (each write "
+		errbuf_set(err, errlen, "is %s, not a regular file (each write "
 		    "renames a new file over it)", what);
 		return -1;
 	}
 	memcpy(tmp, mf->tmpl, sizeof(tmp));
 	if ((b = evbuffer_new()) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	metrics_render(mf->m, metrics_now(), b);
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "cannot create a file beside it: %s",
+		errbuf_set(err, errlen, "cannot create a file beside it: %s",
 		    strerror(errno));
 		evbuffer_free(b);
 		return -1;
@@ -106,7 +107,7 @@ metrics_file_write(struct metrics_file *mf, char *err, size_t errlen)
 		close(fd);
 	if (rc == -1) {
 		unlink(tmp);
-		snprintf(err, errlen, "cannot write it: %s", strerror(e));
+		errbuf_set(err, errlen, "cannot write it: %s", strerror(e));
 	}
 	evbuffer_free(b);
 	return rc;
@@ -147,24 +148,24 @@ metrics_file_new(struct event_base *base, const char *path,
 	char why[256];
 
 	if ((mf = calloc(1, sizeof(*mf))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	mf->m = m;
 	if (snprintf(mf->path, sizeof(mf->path), "%s", path) >=
 	    (int)sizeof(mf->path) || metrics_file_template(mf) == -1) {
-		snprintf(err, errlen, "--metrics-file: path too long");
+		errbuf_set(err, errlen, "--metrics-file: path too long");
 		goto fail;
 	}
 	if (metrics_file_write(mf, why, sizeof(why)) == -1) {
-		snprintf(err, errlen, "--metrics-file %s: %s", path, why);
+		errbuf_set(err, errlen, "--metrics-file %s: %s", path, why);
 		goto fail;
 	}
 	mf->flush = event_new(base, -1, 0, metrics_file_cb, mf);
 	mf->refresh = event_new(base, -1, EV_PERSIST, metrics_file_cb, mf);
 	if (mf->flush == NULL || mf->refresh == NULL ||
 	    event_add(mf->refresh, &tv) == -1) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	return mf;

@@ -16,11 +16,13 @@
 
 #include <json-c/json.h>
 
+#include "errbuf.h"
 #include "evlog.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "metrics_file.h"
+#include "monotime.h"
 #include "observe.h"
 #include "options.h"
 #include "report.h"
@@ -45,16 +47,6 @@ struct observe {
 	double			 round_at;	/* the round came (mono) */
 	double			 started_at;	/* the attempt started (mono) */
 };
-
-/* Seconds on the monotonic clock, to the microsecond (durations). */
-static double
-observe_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Parse --metrics-port (see observe.h). */
 int
@@ -113,7 +105,7 @@ observe_path(const struct observe *ob, const char *opt, const char *tmpl,
 	vars[2] = (struct template_var){ "pid", pid };
 	if (template_expand(tmpl, vars, 3, out, outlen) >= 0)
 		return 0;
-	snprintf(err, errlen, "--%s: path too long", opt);
+	errbuf_set(err, errlen, "--%s: path too long", opt);
 	return -1;
 }
 
@@ -178,17 +170,17 @@ observe_open_port(struct observe *ob, char *err, size_t errlen)
 		return 0;
 	if (observe_listen_parse(ob->c.opts->metrics_port, host, sizeof(host),
 	    &port) == -1) {
-		snprintf(err, errlen, "--metrics-port: malformed");
+		errbuf_set(err, errlen, "--metrics-port: malformed");
 		return -1;
 	}
 	if ((ob->http = http_new(ob->c.base, "cgrun")) == NULL ||
 	    http_add_source(ob->http, &src) == -1) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	if (http_listen(ob->http, host, port, &ob->mport, why,
 	    sizeof(why)) == -1) {
-		snprintf(err, errlen, "--metrics-port: %s", why);
+		errbuf_set(err, errlen, "--metrics-port: %s", why);
 		return -1;
 	}
 	log_info("metrics listening on %s%s%s:%d", strchr(host, ':') ? "[" : "",
@@ -222,12 +214,12 @@ observe_new(const struct observe_conf *c, char *err, size_t errlen)
 	struct observe *ob;
 
 	if ((ob = calloc(1, sizeof(*ob))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	ob->c = *c;
 	ob->mport = -1;
-	ob->asked = observe_mono();
+	ob->asked = monotime_s();
 	snprintf(ob->run_id, sizeof(ob->run_id), "%s", c->run_id);
 	snprintf(ob->node, sizeof(ob->node), "%s", c->node);
 	observe_facts_init(ob);
@@ -364,7 +356,7 @@ observe_round(struct observe *ob, const struct round_info *ri)
 	if (ob == NULL)
 		return;
 	m = &ob->m;
-	now = observe_mono();
+	now = monotime_s();
 	evlog_set_attempt(ob->log, ++ob->attempt);
 	if (ob->attempt > 1)
 		observe_restart(ob, ri);
@@ -402,7 +394,7 @@ observe_attempt_start(struct observe *ob, const struct round_info *ri,
 
 	if (ob == NULL)
 		return;
-	now = observe_mono();
+	now = monotime_s();
 	for (lr = 0; lr < n; lr++)
 		up += pids[lr] > 0;
 	ob->in_attempt = 1;
@@ -591,7 +583,7 @@ observe_attempt_end(struct observe *ob, const struct report_failure *f,
 
 	if (ob == NULL || !ob->in_attempt)
 		return;
-	now = observe_mono();
+	now = monotime_s();
 	ob->in_attempt = 0;
 	ob->asked = now;
 	ob->m.workers_up = 0;

@@ -11,6 +11,10 @@
  * reorders it exactly as the CUDA runtime does: indices, GPU-/MIG- UUIDs
  * and unique UUID prefixes; the list ends at the first entry that is
  * invalid, out of range or repeated; empty means no GPU.
+ *
+ * Two files: gpu_visible.c (CUDA's order and CUDA_VISIBLE_DEVICES, pure
+ * functions over a list) and gpu_scan.c (finding the GPUs on the bus, in
+ * the driver's files and through NVML; gpu_discover ties both together).
  */
 #ifndef CGRUN_GPU_H
 #define CGRUN_GPU_H
@@ -50,12 +54,7 @@ struct gpu_list {
 	struct gpu_vis	*vis;
 };
 
-/*
- * Parse a PCI bus id "[dddd[dddd]:]bb:dd.f" (hex, any case): 0, or -1 when
- * malformed.  Pure.
- */
-int	gpu_busid_parse(const char *, unsigned *domain, unsigned *bus,
-	    unsigned *dev, unsigned *func);
+/* gpu_visible.c: CUDA's order and CUDA_VISIBLE_DEVICES. */
 
 /* Sort GPUs into CUDA's order: bus id, or fastest first when asked. */
 void	gpu_order(struct gpu_info *, int n, int fastest_first);
@@ -70,6 +69,21 @@ void	gpu_order(struct gpu_info *, int n, int fastest_first);
 int	gpu_visible_parse(const char *cvd, const struct gpu_info *, int n,
 	    struct gpu_vis *out, int outmax, char *warn, size_t warnlen,
 	    char *err, size_t errlen);
+
+/*
+ * Whether an entry of CUDA_VISIBLE_DEVICES (NULL: unset) names a GPU or a
+ * MIG device by UUID (then only NVML can resolve it).  Pure.
+ */
+int	gpu_visible_names_uuid(const char *cvd);
+
+/* gpu_scan.c: finding the GPUs. */
+
+/*
+ * Parse a PCI bus id "[dddd[dddd]:]bb:dd.f" (hex, any case): 0, or -1 when
+ * malformed.  Pure.
+ */
+int	gpu_busid_parse(const char *, unsigned *domain, unsigned *bus,
+	    unsigned *dev, unsigned *func);
 
 /* Fill out[] with the NVIDIA GPUs hwloc sees (I/O objects loaded). */
 int	gpu_hwloc_scan(hwloc_topology_t, struct gpu_info *out, int max);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "nvml_dl.h"
 
 typedef int nvml_ret;
@@ -82,7 +83,7 @@ nvml_bind(struct nvml *m, char *err, size_t errlen)
 	NVML_BIND(m, mig_handle, "nvmlDeviceGetMigDeviceHandleByIndex", NULL);
 	if (m->init == NULL || m->shutdown == NULL || m->count == NULL ||
 	    m->handle == NULL || m->pci == NULL) {
-		snprintf(err, errlen, "NVML library lacks nvmlInit_v2, "
+		errbuf_set(err, errlen, "NVML library lacks nvmlInit_v2, "
 		    "nvmlDeviceGetCount_v2, nvmlDeviceGetHandleByIndex_v2 or "
 		    "nvmlDeviceGetPciInfo_v3");
 		return -1;
@@ -139,7 +140,8 @@ nvml_device(const struct nvml *m, unsigned i, struct nvml_dl_gpu *g,
 	g->cc_major = g->cc_minor = g->cores = -1;
 	if ((r = m->handle(i, &d)) != NVML_OK ||
 	    (r = m->pci(d, &pci)) != NVML_OK) {
-		snprintf(err, errlen, "NVML device %u: %s", i, nvml_err(m, r));
+		errbuf_set(err, errlen, "NVML device %u: "
+		    "%s", i, nvml_err(m, r));
 		return -1;
 	}
 	memcpy(g->busid, pci.busId, sizeof(g->busid));
@@ -166,7 +168,8 @@ nvml_enumerate(const struct nvml *m, int max,
 	nvml_ret r;
 
 	if ((r = m->count(&n)) != NVML_OK) {
-		snprintf(err, errlen, "nvmlDeviceGetCount: %s", nvml_err(m, r));
+		errbuf_set(err, errlen, "nvmlDeviceGetCount: "
+		    "%s", nvml_err(m, r));
 		return -1;
 	}
 	if (n > (unsigned)max)
@@ -190,7 +193,7 @@ nvml_dl_scan(const char *path, int max,
 
 	memset(&m, 0, sizeof(m));
 	if ((m.dl = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		snprintf(err, errlen, "cannot load %s: %s", path, dlerror());
+		errbuf_set(err, errlen, "cannot load %s: %s", path, dlerror());
 		return -1;
 	}
 	if (nvml_bind(&m, err, errlen) == -1) {
@@ -198,7 +201,7 @@ nvml_dl_scan(const char *path, int max,
 		return -1;
 	}
 	if ((r = m.init()) != NVML_OK) {
-		snprintf(err, errlen, "nvmlInit: %s", nvml_err(&m, r));
+		errbuf_set(err, errlen, "nvmlInit: %s", nvml_err(&m, r));
 		dlclose(m.dl);
 		return -1;
 	}

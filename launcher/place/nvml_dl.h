@@ -3,7 +3,8 @@
  * library, loaded at run time with dlopen (nvml_dl.c) so that cgrun never
  * links CUDA.  Named nvml_dl.h, not nvml.h, so that it never shadows
  * NVIDIA's own header.  It knows nothing of cgrun's GPU list: it reports
- * each device as NVML describes it and gpu.c turns that into a gpu_info.
+ * each device as NVML describes it and gpu_scan.c turns that into a
+ * gpu_info.
  */
 #ifndef CGRUN_NVML_DL_H
 #define CGRUN_NVML_DL_H

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "discovery.h"
+#include "errbuf.h"
 #include "gpu.h"
 #include "placement.h"
 
@@ -53,7 +54,7 @@ placement_nproc(const char *spec, char *err, size_t errlen)
 			return n;
 		if (spec[0] == 'a')
 			return placement_cpu_count();
-		snprintf(err, errlen, "--nproc-per-node=gpu: no GPU found%s "
+		errbuf_set(err, errlen, "--nproc-per-node=gpu: no GPU found%s "
 		    "(NVML and hwloc see no NVIDIA GPU); give a number, cpu "
 		    "or auto", getenv("CUDA_VISIBLE_DEVICES") != NULL ?
 		    " among CUDA_VISIBLE_DEVICES" : "");
@@ -63,7 +64,7 @@ placement_nproc(const char *spec, char *err, size_t errlen)
 	v = strtol(spec, &end, 10);
 	if (spec[0] < '0' || spec[0] > '9' || *end != '\0' || errno != 0 ||
 	    v < 1 || v > PLAN_NPROC_MAX) {
-		snprintf(err, errlen, "--nproc-per-node: \"%.32s\" is not a "
+		errbuf_set(err, errlen, "--nproc-per-node: \"%.32s\" is not a "
 		    "number from 1 to %d, gpu, cpu or auto", spec,
 		    PLAN_NPROC_MAX);
 		return -1;

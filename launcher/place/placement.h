@@ -1,13 +1,15 @@
 /*
  * placement.h: where each local rank runs; what the rest of the launcher
  * includes from launcher/place/.  The room: topology.c loads the hardware
- * topology; gpu.c discovers the GPUs (NVML through nvml_dl.c, else hwloc's
- * PCI devices; CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER honoured);
+ * topology; gpu_scan.c finds the GPUs (sysfs or hwloc's PCI devices,
+ * NVML through nvml_dl.c where only it can answer) and gpu_visible.c
+ * numbers them as CUDA does (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES);
  * discovery.c keeps both from --nproc-per-node to the plan; placement.c
  * resolves --nproc-per-node; plan.c (plan.h) builds the per-rank plan: the
  * rank's GPU and PCI bus id, its cpuset (plan_cpus.c), its NUMA node(s),
- * the CGRUN_* variables workers get; plan_apply.c binds the child before
- * exec; plan_print.c shows the plan.
+ * what each rank learns of it (plan_rank_env: the data worker_env.c names
+ * as CGRUN_* variables); plan_apply.c binds the child before exec;
+ * plan_print.c shows the plan.
  *
  * Use from the launcher:
  *
@@ -16,7 +18,7 @@
  *   if (dry_run) { plan_print(p, stdout, json); exit(0); }
  *   plan_log(p);                                     // -v start-up log
  *   for each local rank r:
- *     plan_env(p, r, cb, arg);      // parent, when building r's environment
+ *     plan_rank_env(p, r, &e);      // parent: data for r's environment
  *     fork(); in the child: plan_apply_child(p, r); exec
  *   plan_free(p);
  *

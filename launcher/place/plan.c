@@ -3,8 +3,8 @@
  * robin over the visible GPUs: rank r uses cuda:(r % ngpus), the same as
  * the common LOCAL_RANK % device_count() idiom) and its CPUs and memory
  * nodes (plan_cpus.c); the child applies it before exec (plan_apply.c);
- * workers learn it from CGRUN_* variables (plan_env here); --dry-run and
- * -v show it (plan_print.c).
+ * what a rank learns of it is described here (plan_rank_env) and named
+ * CGRUN_* by worker_env.c; --dry-run and -v show it (plan_print.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include <hwloc.h>
 
 #include "discovery.h"
+#include "errbuf.h"
 #include "gpu.h"
 #include "log.h"
 #include "plan.h"
@@ -53,11 +54,11 @@ plan_mode(const struct plan_opts *o, int *mode, char *err, size_t errlen)
 	if (*mode != -1 || (o->numa_binding == NULL && o->cpu_bind == NULL))
 		return 0;
 	if (o->numa_binding != NULL)
-		snprintf(err, errlen, "--numa-binding: \"%.32s\" is not node, "
-		    "socket, exclusive or core-complex", o->numa_binding);
+		errbuf_set(err, errlen, "--numa-binding: \"%.32s\" is not "
+		    "node, socket, exclusive or core-complex", o->numa_binding);
 	else
-		snprintf(err, errlen, "--cpu-bind: \"%.32s\" is not none, gpu, "
-		    "numa or cores", o->cpu_bind);
+		errbuf_set(err, errlen, "--cpu-bind: \"%.32s\" is not none, "
+		    "gpu, numa or cores", o->cpu_bind);
 	return -1;
 }
 
@@ -74,7 +75,7 @@ plan_mem_vis(const struct plan_opts *o, int *mem, int *own, char *err,
 			if (strcmp(o->mem_bind, plan_mem_names[i]) == 0)
 				*mem = i;
 		if (strcmp(o->mem_bind, plan_mem_names[*mem]) != 0) {
-			snprintf(err, errlen, "--mem-bind: \"%.32s\" is not "
+			errbuf_set(err, errlen, "--mem-bind: \"%.32s\" is not "
 			    "bind, preferred or none", o->mem_bind);
 			return -1;
 		}
@@ -83,8 +84,8 @@ plan_mem_vis(const struct plan_opts *o, int *mem, int *own, char *err,
 	    strcmp(o->gpu_visibility, "own") == 0;
 	if (o->gpu_visibility != NULL && !*own &&
 	    strcmp(o->gpu_visibility, "all") != 0) {
-		snprintf(err, errlen, "--gpu-visibility: \"%.32s\" is not all "
-		    "or own", o->gpu_visibility);
+		errbuf_set(err, errlen, "--gpu-visibility: \"%.32s\" is not "
+		    "all or own", o->gpu_visibility);
 		return -1;
 	}
 	return 0;
@@ -164,7 +165,7 @@ plan_check_gpus(const struct plan *p, char *err, size_t errlen)
 {
 	if (p->ngpu > 0 || !plan_modes[p->mode].needs_gpu)
 		return 0;
-	snprintf(err, errlen, "%s=%s binds ranks near their GPU but no GPU "
+	errbuf_set(err, errlen, "%s=%s binds ranks near their GPU but no GPU "
 	    "was found; use --cpu-bind=numa, cores or none",
 	    plan_modes[p->mode].cpu_bind != NULL ? "--cpu-bind" :
 	    "--numa-binding", plan_modes[p->mode].cpu_bind != NULL ?
@@ -227,7 +228,7 @@ plan_without_gpus(struct plan *p, int mode, struct gpu_list **l, char *err,
 		return -1;
 	log_warnx("placement: %s; ranks get no GPU", err);
 	if ((*l = calloc(1, sizeof(**l))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	(*l)->source = "none";
@@ -254,14 +255,14 @@ plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
 	int mode, mem, own, r;
 
 	if (nproc < 1 || nproc > PLAN_NPROC_MAX) {
-		snprintf(err, errlen, "bad number of local ranks %d", nproc);
+		errbuf_set(err, errlen, "bad number of local ranks %d", nproc);
 		return NULL;
 	}
 	if (plan_mode(o, &mode, err, errlen) == -1 ||
 	    plan_mem_vis(o, &mem, &own, err, errlen) == -1)
 		return NULL;
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	p->nproc = nproc;
@@ -281,7 +282,7 @@ plan_new(int nproc, const struct plan_opts *o, char *err, size_t errlen)
 	if (plan_allowed(p, o->allowed_cpus, err, errlen) == -1)
 		goto fail;
 	if (plan_alloc_ranks(p) == -1) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	for (r = 0; r < nproc; r++)
@@ -331,14 +332,6 @@ plan_gpu(const struct plan *p, int r)
 	return r >= 0 && r < p->nproc ? p->r[r].gpu : -1;
 }
 
-/* Rank r's GPU as a CUDA_VISIBLE_DEVICES entry, or NULL. */
-const char *
-plan_gpu_token(const struct plan *p, int r)
-{
-	return r >= 0 && r < p->nproc && p->r[r].gpu >= 0 ? p->r[r].token :
-	    NULL;
-}
-
 /*
  * Whether bound ranks get a memory policy: by default only where there is
  * a choice (several NUMA nodes); always when --mem-bind was given.
@@ -361,41 +354,34 @@ plan_list(hwloc_const_bitmap_t b, char *buf, size_t len)
 	return buf;
 }
 
-/* Call cb for each CGRUN_* variable of rank r. */
+/*
+ * What rank r's placement tells the rank: its binding, GPU and cpus as
+ * data, for worker_env.c, which names the variables.  0, or -1 (errno
+ * EINVAL) for a rank outside the plan.
+ */
 int
-plan_env(const struct plan *p, int r,
-    int (*cb)(void *, const char *, const char *), void *arg)
+plan_rank_env(const struct plan *p, int r, struct plan_rank_env *e)
 {
 	const struct rank_plan *rp;
-	char buf[4096], num[16];
-	int rc;
 
-	if (r < 0 || r >= p->nproc)
+	if (r < 0 || r >= p->nproc) {
+		errno = EINVAL;
 		return -1;
+	}
 	rp = &p->r[r];
-#define PLAN_SET(name, value) do {					\
-	if ((rc = cb(arg, (name), (value))) != 0)			\
-		return rc;						\
-} while (0)
-	PLAN_SET("CGRUN_CPU_BIND", plan_modes[p->mode].name);
-	PLAN_SET("CGRUN_MEM_BIND", plan_binds_memory(p) ? plan_mem_names[p->mem] :
-	    "none");
+	memset(e, 0, sizeof(*e));
+	e->cpu_bind = plan_modes[p->mode].name;
+	e->mem_bind = plan_binds_memory(p) ? plan_mem_names[p->mem] : "none";
+	e->gpu = rp->gpu;
 	if (rp->gpu >= 0) {
-		snprintf(num, sizeof(num), "%d", rp->gpu);
-		PLAN_SET("CGRUN_GPU", num);
-		PLAN_SET("CGRUN_GPU_BUS_ID", rp->busid);
-		if (rp->uuid[0] != '\0')
-			PLAN_SET("CGRUN_GPU_UUID", rp->uuid);
-		PLAN_SET("CGRUN_LOCAL_DEVICE", p->own ? "0" : num);
-		if (p->own)
-			PLAN_SET("CUDA_VISIBLE_DEVICES", rp->token);
+		e->gpu_busid = rp->busid;
+		e->gpu_uuid = rp->uuid[0] != '\0' ? rp->uuid : NULL;
+		e->local_device = p->own ? 0 : rp->gpu;
+		e->visible = p->own ? rp->token : NULL;
 	}
 	if (!hwloc_bitmap_iszero(rp->nodeset))
-		PLAN_SET("CGRUN_NUMA_NODE", plan_list(rp->nodeset, buf,
-		    sizeof(buf)));
+		plan_list(rp->nodeset, e->numa, sizeof(e->numa));
 	if (rp->cpuset != NULL)
-		PLAN_SET("CGRUN_CPUSET", plan_list(rp->cpuset, buf,
-		    sizeof(buf)));
-#undef PLAN_SET
+		plan_list(rp->cpuset, e->cpus, sizeof(e->cpus));
 	return 0;
 }

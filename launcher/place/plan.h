@@ -2,9 +2,9 @@
  * plan.h: the per-rank placement plan (plan.c): each local rank's GPU and
  * PCI bus id, its cpuset (local to the GPU, split without overlap among
  * ranks that share it; plan_cpus.c), its NUMA node(s); the binding done
- * in the child before exec (plan_apply.c); the CGRUN_* variables workers
- * get; the plan shown by --dry-run and -v (plan_print.c).  Usage: see
- * placement.h.
+ * in the child before exec (plan_apply.c); what a rank learns of it (the
+ * data worker_env.c writes as CGRUN_* variables); the plan shown by
+ * --dry-run and -v (plan_print.c).  Usage: see placement.h.
  */
 #ifndef CGRUN_PLAN_H
 #define CGRUN_PLAN_H
@@ -59,16 +59,36 @@ void	plan_free(struct plan *);
  */
 int	plan_apply_child(const struct plan *, int local_rank);
 
+/* Bytes of a cpu or NUMA node list as text ("0-5,48-53"). */
+#define PLAN_LIST_MAX	4096
+
 /*
- * Call setenv_cb(arg, name, value) for each variable rank local_rank gets:
- * CGRUN_CPU_BIND, CGRUN_MEM_BIND, and when known CGRUN_GPU,
- * CGRUN_GPU_BUS_ID, CGRUN_GPU_UUID, CGRUN_LOCAL_DEVICE, CGRUN_NUMA_NODE,
- * CGRUN_CPUSET; CUDA_VISIBLE_DEVICES with gpu-visibility "own".
- * Stops at and returns the first nonzero callback result; else 0.
+ * What a rank learns of its placement, as data: worker_env.c names the
+ * variables (CGRUN_CPU_BIND, CGRUN_MEM_BIND, CGRUN_GPU, CGRUN_GPU_BUS_ID,
+ * CGRUN_GPU_UUID, CGRUN_LOCAL_DEVICE, CUDA_VISIBLE_DEVICES,
+ * CGRUN_NUMA_NODE, CGRUN_CPUSET).  Strings point into the plan.
  */
-int	plan_env(const struct plan *, int local_rank,
-	    int (*setenv_cb)(void *arg, const char *name, const char *value),
-	    void *arg);
+struct plan_rank_env {
+	const char	*cpu_bind;	/* binding mode: "none", "gpu"... */
+	const char	*mem_bind;	/* memory policy; "none": unbound */
+	int		 gpu;		/* CUDA ordinal (agent's); -1 */
+	const char	*gpu_busid;	/* with a GPU */
+	const char	*gpu_uuid;	/* with a GPU whose UUID is known */
+	int		 local_device;	/* its cuda:N (0: only it) */
+	/*
+	 * With gpu-visibility own (and --virtual-local-rank): the rank's
+	 * whole CUDA_VISIBLE_DEVICES, its GPU as the agent's own
+	 * CUDA_VISIBLE_DEVICES names it (index, GPU- or MIG- UUID), else its
+	 * UUID (NVML), else its CUDA ordinal.  NULL: the agent's list stays.
+	 */
+	const char	*visible;
+	char		 numa[PLAN_LIST_MAX];	/* NUMA nodes; "" */
+	char		 cpus[PLAN_LIST_MAX];	/* bound cpus; "" */
+};
+
+/* Describe local_rank's placement into *e: 0, or -1 (EINVAL: no rank). */
+int	plan_rank_env(const struct plan *, int local_rank,
+	    struct plan_rank_env *e);
 
 /* One line per local rank (json=0) or one JSON document (json=1). */
 void	plan_print(const struct plan *, FILE *, int json);
@@ -78,12 +98,5 @@ void	plan_log(const struct plan *);
 /* Number of ranks planned, and whether rank r has a GPU (-1: none). */
 int	plan_nproc(const struct plan *);
 int	plan_gpu(const struct plan *, int local_rank);
-/*
- * How rank r's GPU is named in CUDA_VISIBLE_DEVICES for a worker that
- * should see only it (--virtual-local-rank, gpu-visibility own): the
- * agent's own CUDA_VISIBLE_DEVICES entry when set (index, GPU- or MIG-
- * UUID), else its UUID (NVML), else its CUDA ordinal.  NULL: no GPU.
- */
-const char *plan_gpu_token(const struct plan *, int local_rank);
 
 #endif /* CGRUN_PLAN_H */

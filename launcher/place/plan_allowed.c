@@ -14,6 +14,7 @@
 
 #include <hwloc.h>
 
+#include "errbuf.h"
 #include "gpu.h"
 #include "log.h"
 #include "plan_priv.h"
@@ -118,8 +119,8 @@ plan_allowed(struct plan *p, const char *list, char *err, size_t errlen)
 	if ((set = hwloc_bitmap_alloc()) == NULL ||
 	    hwloc_bitmap_list_sscanf(set, list) == -1 ||
 	    !hwloc_bitmap_intersects(set, all)) {
-		snprintf(err, errlen, "allowed cpus \"%.64s\" are not a list of "
-		    "this machine's cpus", list);
+		errbuf_set(err, errlen, "allowed cpus \"%.64s\" are not a list "
+		    "of this machine's cpus", list);
 		hwloc_bitmap_free(set);
 		return -1;
 	}

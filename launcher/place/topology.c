@@ -12,6 +12,7 @@
 
 #include <hwloc.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "topology.h"
 
@@ -21,8 +22,9 @@
  * Whether the topology needs I/O objects: only a topology that is not this
  * machine's live one (HWLOC_XMLFILE fixtures and the like, or hwloc's
  * components chosen by the user).  On the machine itself, GPUs, their bus
- * ids and the CPUs near them come from sysfs (gpu.c), the files hwloc's
- * PCI discovery reads too, in a few reads instead of its 10 ms or more.
+ * ids and the CPUs near them come from sysfs (gpu_scan.c), the files
+ * hwloc's PCI discovery reads too, in a few reads instead of its 10 ms or
+ * more.
  */
 static int
 topology_need_io(void)
@@ -95,7 +97,7 @@ topology_load(char *err, size_t errlen)
 	int io = topology_need_io();
 
 	if (topology_init(&topo, io) == -1) {
-		snprintf(err, errlen, "hwloc_topology_init: %s",
+		errbuf_set(err, errlen, "hwloc_topology_init: %s",
 		    strerror(errno));
 		return NULL;
 	}
@@ -111,7 +113,8 @@ topology_load(char *err, size_t errlen)
 	}
 	log_debug("placement topology io=%d", io);
 	if (hwloc_topology_load(topo) == -1) {
-		snprintf(err, errlen, "cannot load the hardware topology%s: %s",
+		errbuf_set(err, errlen, "cannot load the hardware topology%s: "
+		    "%s",
 		    getenv("HWLOC_XMLFILE") != NULL ? " (HWLOC_XMLFILE)" : "",
 		    strerror(errno));
 		hwloc_topology_destroy(topo);

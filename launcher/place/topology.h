@@ -11,8 +11,8 @@
 /*
  * The machine's topology, or the one HWLOC_XMLFILE names (tests), with
  * PCI devices kept only when the topology is not the live machine's (on
- * the machine itself sysfs gives GPUs and their locality: gpu.c).  NULL
- * with err set when it cannot be loaded.
+ * the machine itself sysfs gives GPUs and their locality: gpu_scan.c).
+ * NULL with err set when it cannot be loaded.
  */
 hwloc_topology_t topology_load(char *err, size_t errlen);
 

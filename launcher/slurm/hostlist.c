@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "hostlist.h"
 
 #define HL_GROUP_CHARS	"0123456789-,"
@@ -23,7 +24,7 @@ hl_error(char *err, size_t errlen, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	errbuf_vset(err, errlen, fmt, ap);
 	va_end(ap);
 	return HOSTLIST_ERROR;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "slurm.h"
 #include "tasks_per_node.h"
@@ -58,13 +59,13 @@ slurm_first_host(const char *list, char *host, size_t len, char *err,
 	if (hostlist_nth(list, strlen(list), 0, host, len, e, sizeof(e)) !=
 	    HOSTLIST_OK) {
 		if (err != NULL)
-			snprintf(err, errlen, "%s", e);
+			errbuf_set(err, errlen, "%s", e);
 		return -1;
 	}
 	if (strspn(host, "0123456789") == strlen(host)) {
 		if (err != NULL)
-			snprintf(err, errlen, "first host \"%s\" is all digits "
-			    "(it would be read as an address)", host);
+			errbuf_set(err, errlen, "first host \"%s\" is all "
+			    "digits (it would be read as an address)", host);
 		return -1;
 	}
 	return 0;
@@ -85,7 +86,7 @@ slurm_step_id(unsigned long *step, const char **name, char *err,
 	if (v == NULL || v[0] == '-')
 		return 0;
 	if (slurm_num(v, 0xffffffffUL, step) == -1) {
-		snprintf(err, errlen, "%s=\"%.32s\" is not a Slurm step id",
+		errbuf_set(err, errlen, "%s=\"%.32s\" is not a Slurm step id",
 		    *name, v);
 		return -1;
 	}
@@ -134,14 +135,14 @@ slurm_step_nodes(struct slurm_info *si, char *err, size_t errlen)
 	if ((list = slurm_env2("SLURM_STEP_NODELIST", NULL, &lname)) == NULL &&
 	    (list = slurm_env2("SLURM_JOB_NODELIST", "SLURM_NODELIST",
 	    &lname)) == NULL) {
-		snprintf(err, errlen, "Slurm step without a node list "
+		errbuf_set(err, errlen, "Slurm step without a node list "
 		    "(SLURM_STEP_NODELIST)");
 		return -1;
 	}
 	if (slurm_first_host(list, si->host, sizeof(si->host), e,
 	    sizeof(e)) == -1 || hostlist_count(list, strlen(list), &count, e,
 	    sizeof(e)) != HOSTLIST_OK) {
-		snprintf(err, errlen, "%s: %s", lname, e);
+		errbuf_set(err, errlen, "%s: %s", lname, e);
 		return -1;
 	}
 	snprintf(si->endpoint_from, sizeof(si->endpoint_from),
@@ -153,7 +154,8 @@ slurm_step_nodes(struct slurm_info *si, char *err, size_t errlen)
 	    NULL)
 		return 0;
 	if (slurm_num(v, HOSTLIST_HOSTS_MAX, &n) == -1 || n == 0) {
-		snprintf(err, errlen, "%s=\"%.32s\" is not a node count", name,
+		errbuf_set(err, errlen, "%s=\"%.32s\" is not a node "
+		    "count", name,
 		    v);
 		return -1;
 	}
@@ -207,8 +209,9 @@ slurm_step_node_id(struct slurm_info *si, char *err, size_t errlen)
 		return 0;
 	if (slurm_num(v, HOSTLIST_HOSTS_MAX, &n) == -1 ||
 	    n >= (unsigned long)si->nnodes) {
-		snprintf(err, errlen, "SLURM_NODEID=\"%.32s\" is not a node of "
-		    "this step (%d nodes, %s)", v, si->nnodes, si->nnodes_from);
+		errbuf_set(err, errlen, "SLURM_NODEID=\"%.32s\" is not a node "
+		    "of this step (%d nodes, %s)",
+		    v, si->nnodes, si->nnodes_from);
 		return -1;
 	}
 	si->node_id = (int)n;
@@ -259,7 +262,7 @@ slurm_step_one_task(struct slurm_info *si, char *err, size_t errlen)
 		local = 0;
 	if (si->tasks_here <= 1 && local == 0)
 		return 0;
-	snprintf(err, errlen, "Slurm started %d tasks of this step on this "
+	errbuf_set(err, errlen, "Slurm started %d tasks of this step on this "
 	    "node (%s=%.32s, this is SLURM_LOCALID=%lu): cgrun is one agent "
 	    "per node and starts the node's workers itself; launch it with "
 	    "`srun --ntasks-per-node=1 cgrun --nproc-per-node=N ...`, or set "
@@ -280,7 +283,7 @@ slurm_step(struct slurm_info *si, const char *job, unsigned long step,
 	int port;
 
 	if (slurm_num(job, 0xffffffffUL, &jobnum) == -1) {
-		snprintf(err, errlen, "SLURM_JOB_ID=\"%.32s\" is not a Slurm "
+		errbuf_set(err, errlen, "SLURM_JOB_ID=\"%.32s\" is not a Slurm "
 		    "job id", job);
 		return -1;
 	}

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "slurm.h"
 
@@ -64,7 +65,7 @@ slurm_port_pick(unsigned long job, unsigned long step, char *from,
 
 	if (v != NULL && *v != '\0') {
 		if ((port = slurm_port_number(v, 1)) == -1) {
-			snprintf(err, errlen, "CGRUN_SLURM_PORT=\"%.32s\": "
+			errbuf_set(err, errlen, "CGRUN_SLURM_PORT=\"%.32s\": "
 			    "expected a port 1-65535", v);
 			return -1;
 		}
@@ -130,10 +131,10 @@ slurm_port_check(const struct slurm_info *si, char *err, size_t errlen)
 	freeaddrinfo(res);
 	if (!taken)
 		return 0;
-	snprintf(err, errlen, "rendezvous port %d on %s, chosen for Slurm step "
-	    "%s (%s), is already in use by another program; give the step "
+	errbuf_set(err, errlen, "rendezvous port %d on %s, chosen for Slurm "
+	    "step %s (%s), is already in use by another program; give the step "
 	    "another port with CGRUN_SLURM_PORT=PORT (the same on every node) "
-	    "or --rdzv-endpoint=HOST:PORT", si->port, si->host, si->run_id,
-	    si->endpoint_from);
+	    "or --rdzv-endpoint=HOST:PORT",
+	    si->port, si->host, si->run_id, si->endpoint_from);
 	return -1;
 }

@@ -3,23 +3,11 @@
  * Item by item, each number checked against its maximum while its digits
  * arrive; nothing is allocated.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "tasks_per_node.h"
-
-/* Format err and return -1. */
-static int __attribute__((format(printf, 3, 4)))
-tpn_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* Read a number 1..max at s[*i]; -1 with err if absent, 0 or too big. */
 static int
@@ -32,14 +20,14 @@ tpn_number(const char *s, size_t len, size_t *i, unsigned long max,
 	while (*i < len && s[*i] >= '0' && s[*i] <= '9') {
 		*v = *v * 10 + (unsigned long)(s[(*i)++] - '0');
 		if (*v > max)
-			return tpn_error(err, errlen, "more than %lu at offset "
-			    "%zu", max, at);
+			return errbuf_set(err, errlen, "more than %lu at "
+			    "offset %zu", max, at);
 	}
 	if (*i == at)
-		return tpn_error(err, errlen, "expected a number at offset "
+		return errbuf_set(err, errlen, "expected a number at offset "
 		    "%zu", at);
 	if (*v == 0)
-		return tpn_error(err, errlen, "zero at offset %zu", at);
+		return errbuf_set(err, errlen, "zero at offset %zu", at);
 	return 0;
 }
 
@@ -58,15 +46,15 @@ tpn_item(const char *s, size_t len, size_t *i, unsigned long *n,
 		    errlen) == -1)
 			return -1;
 		if (*i == len || s[*i] != ')')
-			return tpn_error(err, errlen, "expected ')' at offset "
+			return errbuf_set(err, errlen, "expected ')' at offset "
 			    "%zu", *i);
 		(*i)++;
 	}
 	if (*i < len && s[*i] != ',')
-		return tpn_error(err, errlen, "unexpected byte 0x%02x at "
+		return errbuf_set(err, errlen, "unexpected byte 0x%02x at "
 		    "offset %zu", (unsigned char)s[*i], *i);
 	if (*i < len && ++*i == len)
-		return tpn_error(err, errlen, "nothing after the last ','");
+		return errbuf_set(err, errlen, "nothing after the last ','");
 	return 0;
 }
 
@@ -79,13 +67,13 @@ tasks_per_node_at(const char *s, size_t len, size_t node, int *tasks,
 	size_t i = 0, seen = 0;
 
 	if (len > TASKS_PER_NODE_INPUT_MAX)
-		return tpn_error(err, errlen, "longer than %d bytes",
+		return errbuf_set(err, errlen, "longer than %d bytes",
 		    TASKS_PER_NODE_INPUT_MAX);
 	while (i < len) {
 		if (tpn_item(s, len, &i, &n, &reps, err, errlen) == -1)
 			return -1;
 		if (reps > TASKS_PER_NODE_NODES_MAX - seen)
-			return tpn_error(err, errlen, "more than %d nodes",
+			return errbuf_set(err, errlen, "more than %d nodes",
 			    TASKS_PER_NODE_NODES_MAX);
 		if (node - seen < reps && node >= seen) {
 			*tasks = (int)n;
@@ -93,6 +81,6 @@ tasks_per_node_at(const char *s, size_t len, size_t node, int *tasks,
 		}
 		seen += reps;
 	}
-	return tpn_error(err, errlen, "no count for node %zu (it covers %zu "
+	return errbuf_set(err, errlen, "no count for node %zu (it covers %zu "
 	    "nodes)", node, seen);
 }

@@ -9,7 +9,9 @@
  *                 failed: stop the rest), act_stopped_failure (all gone:
  *                 ask the backend for the next round, which spends a
  *                 restart), act_stop_restart / act_rejoin (the backend
- *                 asked), and act_spawn (a round arrived: a new attempt).
+ *                 asked), act_spawn (a round arrived: a new attempt),
+ *                 and act_stop_round (a round arrived while workers of
+ *                 another run or stop: stop them, then start it).
  *   agent_hang.c  the hang path: the watchdog opened and its E_HUNG,
  *                 act_hung, S_DIAGNOSE's actions (act_diagnosed,
  *                 act_diag_*), the stacks dropped on a signal.
@@ -31,7 +33,8 @@
  *                 its guard, or the subreaper's descendants): stopped
  *                 when an attempt's workers are gone (agent_kick_cb),
  *                 before the next attempt (act_spawn), at the job's end.
- *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (torchrun's vars).
+ *   worker_env.c  WHERE A RANK'S ENVIRONMENT IS BUILT (every variable;
+ *                 the plan and the hang room pass theirs in as data).
  *   report.c      the failure report and the exit status it implies.
  *   observe/      what operators see: the agent calls observe_*() at
  *                 each thing that happens (agent_enter, a round, an
@@ -63,6 +66,7 @@
  * too), waits --shutdown-timeout (E_GRACE), sends SIGKILL, and gives up on
  * workers still not gone AGENT_KILL_WAIT_SECS later (E_KILLWAIT).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,10 +91,16 @@
 
 static const char *const state_names[] = { "rendezvous", "running",
 	"stopping-failure", "stopping-restart", "stopping-signal",
-	"stopping-backend-failure", "done", "diagnosing", "exit" };
+	"stopping-backend-failure", "stopping-round", "done", "diagnosing",
+	"exit" };
 static const char *const event_names[] = { "round", "failed", "succeeded",
-	"gone", "signal", "kill", "forward", "grace", "kill-wait", "restart",
-	"fail", "finished", "hung", "stacks" };
+	"failed-all-gone", "signal", "sigint-again", "forward", "grace",
+	"kill-wait", "restart", "fail", "finished", "hung", "stacks" };
+
+_Static_assert(sizeof(state_names) / sizeof(state_names[0]) == S_NSTATES,
+    "state_names does not match enum agent_state");
+_Static_assert(sizeof(event_names) / sizeof(event_names[0]) == E_NEVENTS,
+    "event_names does not match enum agent_ev");
 
 typedef void (*agent_action)(struct agent *);
 
@@ -114,7 +124,8 @@ agent_exit(struct agent *a, int status)
 	agent_enter(a, S_EXIT);
 }
 
-/* Next loop turn: dispatch E_SUCCEEDED/E_GONE if every worker is gone. */
+/* Next loop turn: dispatch E_SUCCEEDED or E_FAILED_ALL_GONE if every
+ * worker is gone. */
 static void
 agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -130,7 +141,7 @@ agent_kick_cb(evutil_socket_t fd, short what, void *arg)
 	if (a->state != S_DIAGNOSE)	/* its stop and root cause come first */
 		observe_attempt_end(a->ob, f, n, n == 0 &&
 		    a->state == S_RUNNING);
-	agent_event(a, n == 0 ? E_SUCCEEDED : E_GONE);
+	agent_event(a, n == 0 ? E_SUCCEEDED : E_FAILED_ALL_GONE);
 }
 
 /* attempt's on_all_gone: react on the next loop turn. */
@@ -187,7 +198,7 @@ static int
 agent_stopping(enum agent_state s)
 {
 	return s == S_STOP_FAILURE || s == S_STOP_RESTART ||
-	    s == S_STOP_SIGNAL || s == S_STOP_BKFAIL;
+	    s == S_STOP_SIGNAL || s == S_STOP_BKFAIL || s == S_STOP_ROUND;
 }
 
 /* Why a stopping state stops the workers, in words (the event log's). */
@@ -195,7 +206,8 @@ static const char *
 agent_stop_reason(enum agent_state s)
 {
 	return s == S_STOP_FAILURE ? "failure" : s == S_STOP_RESTART ?
-	    "restart" : s == S_STOP_SIGNAL ? "signal" : "backend_failure";
+	    "restart" : s == S_STOP_SIGNAL ? "signal" : s == S_STOP_ROUND ?
+	    "round" : "backend_failure";
 }
 
 /* Stop (or keep stopping) for the reason next names: signal every group. */
@@ -208,7 +220,8 @@ agent_stop(struct agent *a, enum agent_state next, int sig)
 	log_info("stopping workers sig=%s grace=%.1fs", options_signame(sig),
 	    t);
 	observe_stop(a->ob, agent_stop_reason(next), sig, t,
-	    next == S_STOP_RESTART ? a->restart_why : a->why);
+	    next == S_STOP_RESTART || next == S_STOP_ROUND ? a->restart_why :
+	    a->why);
 	attempt_stopping(a->at);
 	attempt_signal(a->at, sig);
 	if (!agent_stopping(a->state)) {
@@ -231,6 +244,31 @@ agent_kill(struct agent *a)
 	evtimer_del(a->grace);
 	evtimer_del(a->killwait);
 	evtimer_add(a->killwait, &tv);
+}
+
+/*
+ * The hang room's own stop of the hung rank (watchdog.h: a FileTimer's
+ * signal to the process that asked for it), sent through the attempt like
+ * every other stop: only to a process of that rank's worker, logged.
+ */
+void
+agent_stop_hung(struct agent *a)
+{
+	const struct watchdog_hang *h = &a->hang;
+	const char *name = options_signame(h->kill_sig);
+	char num[16];
+
+	if (h->kill_sig <= 0)
+		return;
+	snprintf(num, sizeof(num), "%d", h->kill_sig);
+	log_info("stopping worker rank=%d local_rank=%d pid=%d sig=%s "
+	    "reason=%s", a->round.rank_base + h->lr, h->lr, (int)h->kill_pid,
+	    name != NULL ? name : num, h->source);
+	if (attempt_signal_rank(a->at, h->lr, h->kill_pid, h->kill_sig) ==
+	    -1)
+		log_info("not sent pid=%d: %s", (int)h->kill_pid,
+		    errno == ESRCH ? "no longer a process of that rank" :
+		    strerror(errno));
 }
 
 /* Leaving a stopping state: its timers end. */
@@ -265,7 +303,7 @@ agent_start_attempt(struct agent *a, char *err, size_t errlen)
 	return rc;
 }
 
-/* RDZV/DONE + round: start the new attempt. */
+/* RDZV/DONE + round: start the new attempt, in the backend's round. */
 static void
 act_spawn(struct agent *a)
 {
@@ -274,6 +312,7 @@ act_spawn(struct agent *a)
 
 	attempt_free(a->at);
 	contain_kill(a->contain);	/* nothing of the last attempt runs on */
+	a->round = a->next;
 	memset(&c, 0, sizeof(c));
 	c.base = a->base;
 	c.opts = a->o;
@@ -312,6 +351,33 @@ act_stop_failure(struct agent *a)
 {
 	snprintf(a->why, sizeof(a->why), "%s", attempt_why(a->at));
 	agent_stop(a, S_STOP_FAILURE, SIGTERM);
+}
+
+/*
+ * RUNNING/STOPPING + round: the backend decided a round while workers of
+ * another run (a restarted rendezvous server formed it from what the
+ * agents carried, docs/protocol.md section 5) or stop (for a failure or
+ * a restart: the round supersedes what they were stopping for).  Workers
+ * of two rounds never run at once, and a round is never left unstarted:
+ * stop these, then start it (act_stopped_round).
+ */
+void
+act_stop_round(struct agent *a)
+{
+	snprintf(a->restart_why, sizeof(a->restart_why), "rendezvous round "
+	    "%u came while the workers of round %u were %s", a->next.round,
+	    a->round.round, a->state == S_RUNNING ? "running" : "stopping");
+	log_warnx("%s: stopping them, then starting round %u", a->restart_why,
+	    a->next.round);
+	agent_stop(a, S_STOP_ROUND, SIGTERM);
+}
+
+/* STOPPING-ROUND + all gone: start the round that came. */
+static void
+act_stopped_round(struct agent *a)
+{
+	agent_stopped(a);
+	act_spawn(a);
 }
 
 /* STOPPING-FAILURE + all gone: the backend spends a restart (or fails). */
@@ -494,9 +560,9 @@ struct agent_cell {
 	[E_ROUND] = DO(act_spawn),					\
 	[E_FAILED] = IGNORE("no workers running"),			\
 	[E_SUCCEEDED] = IGNORE("workers already gone"),			\
-	[E_GONE] = IGNORE("workers already gone"),			\
+	[E_FAILED_ALL_GONE] = IGNORE("workers already gone"),		\
 	[E_SIGSTOP] = DO(act_exit_signal),				\
-	[E_SIGKILL] = DO(act_exit_signal),				\
+	[E_SIGINT_AGAIN] = DO(act_exit_signal),				\
 	[E_SIGFWD] = IGNORE("no workers running"),			\
 	[E_GRACE] = IGNORE("not stopping"),				\
 	[E_KILLWAIT] = IGNORE("not stopping"),				\
@@ -507,18 +573,20 @@ struct agent_cell {
 	[E_STACKS] = IGNORE("no diagnosis running"),			\
 }
 
-/* The four stopping states: they differ in what follows "all gone". */
-#define STOPPING_ROW(gone, bkfail) {					\
-	[E_ROUND] = IGNORE("no round was asked for while stopping"),	\
+/* The five stopping states: they differ in what follows "all gone", in
+ * whether a round that comes still starts (not when exiting), and in what
+ * a restart changes (stopping for a round: it supersedes that round). */
+#define STOPPING_ROW(gone, bkfail, round, restart) {			\
+	[E_ROUND] = round,						\
 	[E_FAILED] = IGNORE("already stopping"),			\
 	[E_SUCCEEDED] = DO(gone),					\
-	[E_GONE] = DO(gone),						\
+	[E_FAILED_ALL_GONE] = DO(gone),					\
 	[E_SIGSTOP] = DO(act_stop_signal),				\
-	[E_SIGKILL] = DO(act_kill),					\
+	[E_SIGINT_AGAIN] = DO(act_kill),				\
 	[E_SIGFWD] = IGNORE("workers are being stopped"),		\
 	[E_GRACE] = DO(act_kill),					\
 	[E_KILLWAIT] = DO(act_abandon),					\
-	[E_BK_RESTART] = IGNORE("already stopping"),			\
+	[E_BK_RESTART] = restart,					\
 	[E_BK_FAIL] = DO(bkfail),					\
 	[E_BK_FINISHED] = IGNORE("workers still stopping"),		\
 	[E_HUNG] = IGNORE("already stopping"),				\
@@ -533,12 +601,12 @@ struct agent_cell {
 static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 	[S_RDZV] = IDLE_ROW(IGNORE("already rejoining"), act_finished_unused),
 	[S_RUNNING] = {
-		[E_ROUND] = IGNORE("no round was asked for"),
+		[E_ROUND] = DO(act_stop_round),
 		[E_FAILED] = DO(act_stop_failure),
 		[E_SUCCEEDED] = DO(act_done),
-		[E_GONE] = DO(act_stop_failure),
+		[E_FAILED_ALL_GONE] = DO(act_stop_failure),
 		[E_SIGSTOP] = DO(act_stop_signal),
-		[E_SIGKILL] = DO(act_stop_kill),
+		[E_SIGINT_AGAIN] = DO(act_stop_kill),
 		[E_SIGFWD] = DO(act_forward),
 		[E_GRACE] = IGNORE("not stopping"),
 		[E_KILLWAIT] = IGNORE("not stopping"),
@@ -548,20 +616,28 @@ static const struct agent_cell agent_actions[S_NSTATES][E_NEVENTS] = {
 		[E_HUNG] = DO(act_hung),
 		[E_STACKS] = IGNORE("no diagnosis running"),
 	},
-	[S_STOP_FAILURE] = STOPPING_ROW(act_stopped_failure, act_stop_bkfail),
-	[S_STOP_RESTART] = STOPPING_ROW(act_stopped_restart, act_stop_bkfail),
+	/* the backend takes the failure as STOPPED after a restart */
+	[S_STOP_FAILURE] = STOPPING_ROW(act_stopped_failure, act_stop_bkfail,
+	    DO(act_stop_round), IGNORE("already stopping")),
+	[S_STOP_RESTART] = STOPPING_ROW(act_stopped_restart, act_stop_bkfail,
+	    DO(act_stop_round), IGNORE("already stopping for one")),
 	[S_STOP_SIGNAL] = STOPPING_ROW(act_stopped_signal,
-	    act_stop_bkfail_signalled),
-	[S_STOP_BKFAIL] = STOPPING_ROW(act_stopped_bkfail, act_stop_bkfail),
+	    act_stop_bkfail_signalled, IGNORE("exiting for a signal"),
+	    IGNORE("exiting for a signal")),
+	[S_STOP_BKFAIL] = STOPPING_ROW(act_stopped_bkfail, act_stop_bkfail,
+	    IGNORE("exiting: the job cannot go on"),
+	    IGNORE("exiting: the job cannot go on")),
+	[S_STOP_ROUND] = STOPPING_ROW(act_stopped_round, act_stop_bkfail,
+	    DO(act_stop_round), DO(act_stop_restart)),
 	[S_DONE] = IDLE_ROW(DO(act_rejoin), act_finished),
 	/* the stacks first: a Python rank dies of the SIGABRT that dumps it */
 	[S_DIAGNOSE] = {
-		[E_ROUND] = IGNORE("no round was asked for"),
+		[E_ROUND] = DO(act_round_after_stacks),
 		[E_FAILED] = IGNORE("taking the stacks (SIGABRT ends ranks)"),
 		[E_SUCCEEDED] = IGNORE("taking the stacks first"),
-		[E_GONE] = IGNORE("taking the stacks first"),
+		[E_FAILED_ALL_GONE] = IGNORE("taking the stacks first"),
 		[E_SIGSTOP] = DO(act_diag_signal),
-		[E_SIGKILL] = DO(act_diag_kill),
+		[E_SIGINT_AGAIN] = DO(act_diag_kill),
 		[E_SIGFWD] = DO(act_forward),
 		[E_GRACE] = IGNORE("not stopping"),
 		[E_KILLWAIT] = IGNORE("not stopping"),
@@ -625,7 +701,7 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	if (sig == SIGINT && a->nsigint++ > 0) {
-		agent_event(a, E_SIGKILL);
+		agent_event(a, E_SIGINT_AGAIN);
 		return;
 	}
 	if (a->stop_sig == 0)
@@ -634,13 +710,14 @@ agent_signal_cb(evutil_socket_t fd, short what, void *arg)
 	agent_event(a, E_SIGSTOP);
 }
 
-/* Backend callback: a round is ready (E_ROUND). */
+/* Backend callback: a round is ready (E_ROUND); the workers running, if
+ * any, keep theirs in a->round until act_spawn. */
 static void
 bk_round(void *arg, const struct round_info *ri)
 {
 	struct agent *a = arg;
 
-	a->round = *ri;
+	a->next = *ri;
 	observe_round(a->ob, ri);
 	agent_event(a, E_ROUND);
 }

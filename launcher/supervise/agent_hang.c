@@ -7,8 +7,6 @@
  * the root cause and stops as for a crash (or for the restart asked
  * meanwhile); a signal or the job's failure drops the stacks (act_diag_*).
  */
-#include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +44,7 @@ act_hung(struct agent *a)
 	    "source=%s%s", a->round.rank_base + h->lr, h->lr, h->idle,
 	    h->timeout, h->source, sec);
 	observe_hang(a->ob, h, a->round.rank_base + h->lr);
-	a->restart_asked = 0;
+	a->after_stacks = AFTER_FAILURE;
 	a->stacks = attempt_stacks(a->at, a->round.rank_base + h->lr,
 	    STACKS_TIMEOUT_MS, agent_stacks_cb, a);
 	if (a->stacks == NULL) {
@@ -60,9 +58,11 @@ act_hung(struct agent *a)
 
 /*
  * DIAGNOSE + stacks: the culprit (the rank the stacks name, else the one
- * the watchdog timed out) is the root cause; a FileTimer expiry gets the
- * signal its request named, sent to the requesting pid (as torch's server
- * does); then stop as for a crash, or for the restart the backend asked.
+ * the watchdog timed out) is the root cause; the stop the hang room chose
+ * for the hung rank (a FileTimer's signal to its requester: watchdog.h)
+ * goes out first (agent_stop_hung); then stop as for a crash, or for the
+ * restart or the round the backend gave meanwhile (the latest of the two
+ * wins).
  */
 void
 act_diagnosed(struct agent *a)
@@ -82,14 +82,10 @@ act_diagnosed(struct agent *a)
 	stacks_free(a->stacks);
 	a->stacks = NULL;
 	attempt_hung(a->at, lr, why);
-	if (h->pid > 0 && h->sig > 0) {
-		log_info("filetimer: sending SIG%s to pid=%d",
-		    options_signame(h->sig) ? options_signame(h->sig) : "?",
-		    (int)h->pid);
-		if (kill(h->pid, h->sig) == -1 && errno != ESRCH)
-			log_warn("kill pid=%d", (int)h->pid);
-	}
-	if (a->restart_asked)
+	agent_stop_hung(a);
+	if (a->after_stacks == AFTER_ROUND)
+		act_stop_round(a);
+	else if (a->after_stacks == AFTER_RESTART)
 		act_stop_restart(a);
 	else
 		act_stop_failure(a);
@@ -99,7 +95,15 @@ act_diagnosed(struct agent *a)
 void
 act_restart_after_stacks(struct agent *a)
 {
-	a->restart_asked = 1;
+	a->after_stacks = AFTER_RESTART;
+}
+
+/* DIAGNOSE + round: start it (a->next) once the stacks are taken and
+ * the workers stopped. */
+void
+act_round_after_stacks(struct agent *a)
+{
+	a->after_stacks = AFTER_ROUND;
 }
 
 /* DIAGNOSE + a signal or the job's end: give up the stacks, act at once. */

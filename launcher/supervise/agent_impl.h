@@ -39,6 +39,8 @@ enum agent_state {
 	S_STOP_RESTART,	/* the backend asked; then: backend workers_stopped */
 	S_STOP_SIGNAL,	/* a signal; then: exit 128 + signal */
 	S_STOP_BKFAIL,	/* the job cannot go on; then: exit with its status */
+	S_STOP_ROUND,	/* a new round came while workers of another ran;
+			 * then: start it */
 	S_DONE,		/* all workers exited 0; waiting for the backend */
 	S_DIAGNOSE,	/* a rank hung: taking every rank's stacks (stacks.c) */
 	S_EXIT,		/* the loop ends */
@@ -46,12 +48,12 @@ enum agent_state {
 };
 
 enum agent_ev {
-	E_ROUND,	/* backend: a round is ready */
+	E_ROUND,	/* backend: a round is ready (in a->next) */
 	E_FAILED,	/* a worker failed (first failure of the attempt) */
 	E_SUCCEEDED,	/* every worker gone, none failed */
-	E_GONE,		/* every worker gone, some failed */
+	E_FAILED_ALL_GONE, /* every worker gone, some failed */
 	E_SIGSTOP,	/* TERM, INT, HUP, QUIT (or another handled signal) */
-	E_SIGKILL,	/* second INT: kill at once */
+	E_SIGINT_AGAIN,	/* a second INT: kill at once */
 	E_SIGFWD,	/* USR1, USR2: only forwarded to the workers */
 	E_GRACE,	/* shutdown timeout expired: KILL */
 	E_KILLWAIT,	/* still not gone long after KILL: give up on them */
@@ -63,6 +65,13 @@ enum agent_ev {
 	E_NEVENTS
 };
 
+/* What S_DIAGNOSE ends in once the stacks are taken (agent_hang.c): a
+ * stop for the hang (a failure), or for what the backend asked meanwhile. */
+enum agent_after {
+	AFTER_FAILURE,	/* the hung rank is the root cause */
+	AFTER_RESTART,	/* E_BK_RESTART came: stop, then rejoin */
+	AFTER_ROUND	/* E_ROUND came: stop, then start that round */
+};
 
 struct agent {
 	struct event_base	*base;
@@ -75,7 +84,8 @@ struct agent {
 	int			 store_port;
 	struct spawn_cmd	 cmd;
 	enum agent_state	 state;
-	struct round_info	 round;
+	struct round_info	 round;		/* of the workers started last */
+	struct round_info	 next;		/* the backend's latest round */
 	struct attempt		*at;		/* the current attempt, or NULL */
 	struct contain		*contain;	/* all the job's processes */
 	struct event		*sigev[33];
@@ -94,7 +104,7 @@ struct agent {
 	struct watchdog		*wd;		/* or NULL */
 	struct watchdog_hang	 hang;		/* the last E_HUNG */
 	struct stacks		*stacks;	/* the diagnosis, or NULL */
-	int			 restart_asked;	/* E_BK_RESTART while diagnosing */
+	enum agent_after	 after_stacks;	/* what the diagnosis ends in */
 	struct observe		*ob;		/* what operators see */
 	char			 restart_why[256];	/* the backend's */
 };
@@ -105,17 +115,20 @@ void	agent_event(struct agent *, enum agent_ev);
 int	agent_wire(struct agent *);
 void	agent_backend_cb(struct agent *, struct backend_cb *);
 /* agent.c: the stop actions the hang path ends in. */
+void	agent_stop_hung(struct agent *);
 void	act_stop_failure(struct agent *);
 void	act_stop_signal(struct agent *);
 void	act_stop_kill(struct agent *);
 void	act_stop_restart(struct agent *);
 void	act_stop_bkfail(struct agent *);
+void	act_stop_round(struct agent *);
 
 /* agent_hang.c: the watchdog, and the table's S_DIAGNOSE actions. */
 int	agent_open_watchdog(struct agent *, char *err, size_t errlen);
 void	act_hung(struct agent *);
 void	act_diagnosed(struct agent *);
 void	act_restart_after_stacks(struct agent *);
+void	act_round_after_stacks(struct agent *);
 void	act_diag_signal(struct agent *);
 void	act_diag_kill(struct agent *);
 void	act_diag_bkfail(struct agent *);

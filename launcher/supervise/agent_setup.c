@@ -19,6 +19,7 @@
 #include "attempt.h"
 #include "backend.h"
 #include "contain.h"
+#include "errbuf.h"
 #include "exitcodes.h"
 #include "log.h"
 #include "logdir.h"
@@ -30,6 +31,7 @@
 #include "store.h"
 #include "tty.h"
 #include "watchdog.h"
+#include "worker_env.h"
 
 /*
  * Where the job store listens and what workers are told: standalone binds
@@ -55,7 +57,7 @@ agent_open_store(struct agent *a, char *err, size_t errlen)
 	}
 	store_limits_default(&lim);
 	if ((a->store = store_new(a->base, &lim)) == NULL) {
-		snprintf(err, errlen, "cannot create the job store");
+		errbuf_set(err, errlen, "cannot create the job store");
 		return -1;
 	}
 	if (store_listen(a->store, bind_host, port, &a->store_port, err,
@@ -121,7 +123,7 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 	struct agent *a;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	a->base = base;
@@ -133,11 +135,11 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 		snprintf(a->host, sizeof(a->host), "localhost");
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if ((a->contain = contain_new()) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	if (agent_wire(a) == -1) {
-		snprintf(err, errlen, "cannot set up the event loop");
+		errbuf_set(err, errlen, "cannot set up the event loop");
 		goto fail;
 	}
 	*status = CGRUN_EXIT_INTERNAL;
@@ -152,6 +154,7 @@ agent_new_with_backend(struct event_base *base, const struct cgrun_options *o,
 	*status = CGRUN_EXIT_USAGE;
 	if (agent_open_watchdog(a, err, errlen) == -1)
 		goto fail;
+	worker_env_explain(nproc, a->wd != NULL);
 	*status = CGRUN_EXIT_RDZV;
 	if (agent_open_store(a, err, errlen) == -1)
 		goto fail;

@@ -3,6 +3,7 @@
  * filter files, every worker started in local rank order, child exits
  * routed to their worker, the gone count, and the failure records.
  */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -296,6 +297,17 @@ attempt_signal_main(struct attempt *at, int sig)
 
 	for (i = 0; at != NULL && i < at->nw; i++)
 		worker_signal_main(at->w[i], sig);
+}
+
+/* Send sig to pid, a process of local rank lr's worker; 0 or -1 (errno). */
+int
+attempt_signal_rank(struct attempt *at, int lr, pid_t pid, int sig)
+{
+	if (at == NULL || lr < 0 || lr >= at->nw) {
+		errno = ESRCH;
+		return -1;
+	}
+	return worker_signal_member(at->w[lr], pid, sig);
 }
 
 /* Failures from now on happen after cgrun stopped the workers. */

@@ -61,6 +61,11 @@ int	attempt_reaped(struct attempt *, pid_t, int status);
 void	attempt_signal(struct attempt *, int sig);
 /* Send sig to every worker's main process only (USR1/USR2 default). */
 void	attempt_signal_main(struct attempt *, int sig);
+/*
+ * Send sig to pid, which must be local rank lr's main process or in its
+ * process group while it runs; 0, or -1 with errno (ESRCH: it is not).
+ */
+int	attempt_signal_rank(struct attempt *, int lr, pid_t pid, int sig);
 /* From now on failures are "after cgrun stopped it" in the report. */
 void	attempt_stopping(struct attempt *);
 /* Give up on workers not gone after SIGKILL; they count as gone. */

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "contain.h"
+#include "errbuf.h"
 #include "log.h"
 
 #define CONTAIN_WAIT_MS		5000	/* wait for killed processes to go */
@@ -49,7 +50,6 @@ struct contain {
 	char	 procs[PATH_MAX + 16];	/* its cgroup.procs */
 	int	 guard_fd;		/* write end of the guard's pipe, or -1 */
 	pid_t	 guard;
-	char	 why[256];		/* why not a cgroup (subreaper mode) */
 };
 
 /* Sleep ms milliseconds. */
@@ -123,30 +123,24 @@ contain_mount(char *mnt, size_t len)
 	return found;
 }
 
-/* cgrun's own cgroup v2 directory; 0, or -1 with why set. */
+/* cgrun's own cgroup v2 directory; 0, or -1 with err set. */
 static int
-contain_own(struct contain *c, char *dir, size_t len)
+contain_own(char *dir, size_t len, char *err, size_t errlen)
 {
 	char mnt[PATH_MAX], buf[4096], *p, *nl;
 
-	if (contain_mount(mnt, sizeof(mnt)) == -1) {
-		snprintf(c->why, sizeof(c->why), "no cgroup v2 mount");
-		return -1;
-	}
+	if (contain_mount(mnt, sizeof(mnt)) == -1)
+		return errbuf_set(err, errlen, "no cgroup v2 mount");
 	if (contain_read("/proc/self/cgroup", buf, sizeof(buf)) <= 0 ||
-	    (p = strstr(buf, "0::")) == NULL || (p != buf && p[-1] != '\n')) {
-		snprintf(c->why, sizeof(c->why), "no cgroup v2 entry in "
+	    (p = strstr(buf, "0::")) == NULL || (p != buf && p[-1] != '\n'))
+		return errbuf_set(err, errlen, "no cgroup v2 entry in "
 		    "/proc/self/cgroup");
-		return -1;
-	}
 	p += 3;
 	if ((nl = strchr(p, '\n')) != NULL)
 		*nl = '\0';
 	if (snprintf(dir, len, "%s%s", mnt, strcmp(p, "/") == 0 ? "" : p) >=
-	    (int)len) {
-		snprintf(c->why, sizeof(c->why), "cgroup path too long");
-		return -1;
-	}
+	    (int)len)
+		return errbuf_set(err, errlen, "cgroup path too long");
 	return 0;
 }
 
@@ -272,33 +266,32 @@ contain_start_guard(struct contain *c)
 	return 0;
 }
 
-/* Try the cgroup mode; 0, or -1 with why set (and nothing left behind). */
+/* Try the cgroup mode; 0, or -1 with err set (and nothing left behind). */
 static int
-contain_cgroup(struct contain *c)
+contain_cgroup(struct contain *c, char *err, size_t errlen)
 {
 	char own[PATH_MAX], path[PATH_MAX + 32];
 
-	if (contain_own(c, own, sizeof(own)) == -1)
+	if (contain_own(own, sizeof(own), err, errlen) == -1)
 		return -1;
 	snprintf(c->dir, sizeof(c->dir), "%.*s/cgrun.%d", PATH_MAX - 32, own,
 	    (int)getpid());
 	/* an empty one left by an earlier cgrun of this pid goes first */
 	if (mkdir(c->dir, 0755) == -1 && (errno != EEXIST ||
 	    rmdir(c->dir) == -1 || mkdir(c->dir, 0755) == -1)) {
-		snprintf(c->why, sizeof(c->why), "cannot create %.150s: %s",
-		    c->dir, strerror(errno));
+		errbuf_set(err, errlen, "cannot create %.150s: %s", c->dir,
+		    strerror(errno));
 		c->dir[0] = '\0';
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/cgroup.kill", c->dir);
 	if (access(path, W_OK) == -1)
-		snprintf(c->why, sizeof(c->why), "no cgroup.kill (kernel "
-		    "before 5.14?)");
+		errbuf_set(err, errlen, "no cgroup.kill (kernel before 5.14?)");
 	else if (contain_probe(c) == -1)
-		snprintf(c->why, sizeof(c->why), "cannot move processes into "
-		    "%.150s (not delegated)", c->dir);
+		errbuf_set(err, errlen, "cannot move processes into %.150s "
+		    "(not delegated)", c->dir);
 	else if (contain_start_guard(c) == -1)
-		snprintf(c->why, sizeof(c->why), "cannot start the guard: %s",
+		errbuf_set(err, errlen, "cannot start the guard: %s",
 		    strerror(errno));
 	else {
 		snprintf(c->procs, sizeof(c->procs), "%s/cgroup.procs",
@@ -316,14 +309,15 @@ struct contain *
 contain_new(void)
 {
 	struct contain *c;
+	char why[256];
 
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
 	c->guard_fd = -1;
 	if (getenv("CGRUN_NO_CGROUP") != NULL &&
 	    strcmp(getenv("CGRUN_NO_CGROUP"), "1") == 0)
-		snprintf(c->why, sizeof(c->why), "CGRUN_NO_CGROUP=1");
-	else if (contain_cgroup(c) == 0) {
+		snprintf(why, sizeof(why), "CGRUN_NO_CGROUP=1");
+	else if (contain_cgroup(c, why, sizeof(why)) == 0) {
 		log_info("containment: cgroup %s (guard pid=%d)", c->dir,
 		    (int)c->guard);
 		return c;
@@ -333,7 +327,7 @@ contain_new(void)
 	log_info("containment: subreaper only: %s; what workers start outside "
 	    "their process group is stopped at the end of each attempt, but "
 	    "if cgrun itself is killed only their process groups are (guard "
-	    "pid=%d)", c->why, (int)c->guard);
+	    "pid=%d)", why, (int)c->guard);
 	return c;
 }
 

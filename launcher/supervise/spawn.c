@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "errbuf.h"
 #include "options.h"
 #include "placement.h"
 #include "shebang.h"
@@ -146,7 +147,7 @@ spawn_cmd_build(struct spawn_cmd *c, const struct cgrun_options *o, char *err,
 			goto nomem;
 	return 0;
 nomem:
-	snprintf(err, errlen, "out of memory building the worker command");
+	errbuf_set(err, errlen, "out of memory building the worker command");
 	spawn_cmd_free(c);
 	return -1;
 }
@@ -206,7 +207,7 @@ spawn_cmd_check(const struct spawn_cmd *c, const struct cgrun_options *o,
 	int e;
 
 	if ((e = spawn_runnable_on_path(prog)) != 0) {
-		snprintf(err, errlen, "could not execute %s%s: %s; no worker "
+		errbuf_set(err, errlen, "could not execute %s%s: %s; no worker "
 		    "started", c->direct ? "" : "the interpreter (PYTHON_EXEC) ",
 		    prog, strerror(e));
 		return spawn_exec_status(e);
@@ -217,7 +218,7 @@ spawn_cmd_check(const struct spawn_cmd *c, const struct cgrun_options *o,
 	if (access(script, R_OK) == 0)
 		return 0;
 	e = errno;
-	snprintf(err, errlen, "could not open the script %s: %s; no worker "
+	errbuf_set(err, errlen, "could not open the script %s: %s; no worker "
 	    "started", script, strerror(e));
 	return spawn_exec_status(e);
 }
@@ -435,11 +436,11 @@ spawn_worker(const struct spawn_req *r, int *exec_fd, char *err,
 	pid_t pid, parent = getpid();
 
 	if ((argv = spawn_argv(r->cmd, r->local_rank)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	if (pipe2(p, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		errbuf_set(err, errlen, "pipe: %s", strerror(errno));
 		spawn_argv_free(argv);
 		return -1;
 	}
@@ -454,7 +455,7 @@ spawn_worker(const struct spawn_req *r, int *exec_fd, char *err,
 	 * before the child's setsid() finds no group: worker_signal() then
 	 * signals the pid, pending until the child unblocks its signals. */
 	if (pid == -1)
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		errbuf_set(err, errlen, "fork: %s", strerror(errno));
 	close(p[1]);
 	spawn_argv_free(argv);
 	if (pid == -1) {

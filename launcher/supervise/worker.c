@@ -15,10 +15,12 @@
 
 #include <event2/event.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "logdir.h"
 #include "options.h"
 #include "output.h"
+#include "plan.h"
 #include "prefix.h"
 #include "report.h"
 #include "round.h"
@@ -46,6 +48,9 @@ struct worker {
 
 static const char *const worker_state_names[] = { "new", "running",
 	"exited", "gone", "abandoned" };
+
+_Static_assert(sizeof(worker_state_names) / sizeof(worker_state_names[0]) ==
+    WORKER__STATES, "worker_state_names does not match enum worker_state");
 
 /* The name of a state, for logs. */
 const char *
@@ -248,21 +253,30 @@ worker_stream(struct worker *w, int s)
 	return p[1];
 }
 
-/* The watchdog's variables: CGRUN_HEARTBEAT_FD, TORCHELASTIC_TIMER_FILE. */
-static int
-worker_watchdog_env(struct worker *w, char ***env)
+/*
+ * The worker's environment (worker_env.c) from what the placement plan
+ * and the hang room describe for its rank; NULL with errno.
+ */
+static char **
+worker_env(struct worker *w, struct watchdog_rank_env *hang)
 {
-	const char *tf = watchdog_timer_file(w->job->wd);
-	int fd = watchdog_child_fd(w->job->wd, w->lr);
-	char num[16];
+	const struct worker_job *job = w->job;
+	struct plan_rank_env place;
+	struct worker_env_in in;
 
-	snprintf(num, sizeof(num), "%d", fd);
-	if (fd >= 0 && worker_env_put(env, "CGRUN_HEARTBEAT_FD", num) == -1)
-		return -1;
-	if (tf != NULL && worker_env_put(env, "TORCHELASTIC_TIMER_FILE", tf)
-	    == -1)
-		return -1;
-	return 0;
+	memset(&in, 0, sizeof(in));
+	in.opts = job->opts;
+	in.round = job->round;
+	in.lr = w->lr;
+	in.error_file = w->error_file;
+	watchdog_rank_env(job->wd, w->lr, hang);
+	in.hang = hang;
+	if (job->plan != NULL) {
+		if (plan_rank_env(job->plan, w->lr, &place) == -1)
+			return NULL;
+		in.place = &place;
+	}
+	return worker_env_build(&in);
 }
 
 /* Fork and exec with the child's fds 1 and 2; the pid, or -1 with err. */
@@ -270,12 +284,12 @@ static pid_t
 worker_spawn(struct worker *w, int fd1, int fd2, char *err, size_t errlen)
 {
 	const struct worker_job *job = w->job;
+	struct watchdog_rank_env hang;
 	struct spawn_req req;
 	char **env;
 	pid_t pid = -1;
 
-	env = worker_env_build(job->opts, job->round, w->lr, w->error_file,
-	    job->plan);
+	env = worker_env(w, &hang);
 	memset(&req, 0, sizeof(req));
 	req.cmd = job->cmd;
 	req.local_rank = w->lr;
@@ -287,14 +301,12 @@ worker_spawn(struct worker *w, int fd1, int fd2, char *err, size_t errlen)
 	req.cgroup_procs = job->cgroup_procs;
 	req.stdin_null = tty_stdin_null(w->lr);
 	req.ctty = w->ptys & 1 ? 1 : w->ptys & 2 ? 2 : 0;
-	req.keep_fd = watchdog_child_fd(job->wd, w->lr);
-	if (fd1 == -1 || fd2 == -1 || env == NULL ||
-	    worker_watchdog_env(w, &env) == -1)
-		snprintf(err, errlen, "worker %d: %s", w->lr, strerror(errno));
-	else {
-		req.envp = env;		/* worker_env_put may move it */
+	req.keep_fd = hang.heartbeat_fd;
+	if (fd1 == -1 || fd2 == -1 || env == NULL)
+		errbuf_set(err, errlen, "worker %d: "
+		    "%s", w->lr, strerror(errno));
+	else
 		pid = spawn_worker(&req, &w->exec_fd, err, errlen);
-	}
 	worker_env_free(env);
 	if (pid > 0)
 		watchdog_started(job->wd, w->lr, pid);
@@ -311,7 +323,7 @@ worker_start(struct worker *w, const char *attempt_dir, char *err,
 	if (logdir_rank(attempt_dir, w->lr, w->dir, sizeof(w->dir)) == -1 ||
 	    logdir_path(w->error_file, sizeof(w->error_file),
 	    "%s/error.json", w->dir) == -1) {
-		snprintf(err, errlen, "log directory %.200s: %s", attempt_dir,
+		errbuf_set(err, errlen, "log directory %.200s: %s", attempt_dir,
 		    strerror(errno));
 		worker_enter(w, WORKER_GONE);
 		return -1;
@@ -399,6 +411,23 @@ worker_signal_main(const struct worker *w, int sig)
 	if (w->pid > 0 && worker_unreaped(w) && kill(w->pid, sig) == -1 &&
 	    errno != ESRCH)
 		log_warn("kill pid=%d sig=%d", (int)w->pid, sig);
+}
+
+/*
+ * kill one process of the worker: its main one while not reaped, or one
+ * in its process group (a group id is not reused while the group has a
+ * member).  Any other pid may be someone else's by now.  0, or -1 with
+ * errno (ESRCH: no such process in the worker).
+ */
+int
+worker_signal_member(const struct worker *w, pid_t pid, int sig)
+{
+	if (w->pid <= 0 || pid <= 0 || !((pid == w->pid &&
+	    worker_unreaped(w)) || getpgid(pid) == w->pid)) {
+		errno = ESRCH;
+		return -1;
+	}
+	return kill(pid, sig);
 }
 
 /* Tap the worker's stderr lines (output_tap); -1 when it has no pipe. */

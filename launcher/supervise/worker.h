@@ -39,7 +39,8 @@ enum worker_state {
 	WORKER_RUNNING,		/* started, not reaped */
 	WORKER_EXITED,		/* reaped; a pipe is still open */
 	WORKER_GONE,		/* reaped and pipes closed (or drained) */
-	WORKER_ABANDONED	/* not reaped long after KILL; counts as gone */
+	WORKER_ABANDONED,	/* not reaped long after KILL; counts as gone */
+	WORKER__STATES
 };
 
 /* What every worker of an attempt shares (owned by the caller). */
@@ -76,6 +77,8 @@ void	worker_skip(struct worker *);
 void	worker_signal(const struct worker *, int sig);
 /* Send sig to the main process only (not reaped yet). */
 void	worker_signal_main(const struct worker *, int sig);
+/* Send sig to pid if it is the worker's or in its group; -1 (ESRCH) not. */
+int	worker_signal_member(const struct worker *, pid_t pid, int sig);
 
 /*
  * Give fn every whole stderr line from now on, and (NULL, 0) at EOF

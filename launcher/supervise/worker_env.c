@@ -1,6 +1,7 @@
 /*
- * worker_env.c: build each worker's environment from the agent's own, the
- * round, and the placement plan.
+ * worker_env.c: WHERE A RANK'S ENVIRONMENT IS BUILT (worker_env.h): every
+ * variable a worker gets, named here, from the agent's own environment,
+ * the options, the round, and what the placement and hang rooms describe.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,8 +10,9 @@
 
 #include "log.h"
 #include "options.h"
-#include "placement.h"
+#include "plan.h"
 #include "round.h"
+#include "watchdog.h"
 #include "worker_env.h"
 
 extern char **environ;
@@ -58,13 +60,6 @@ envv_seti(struct envv *e, const char *name, long v)
 	return envv_set(e, name, buf);
 }
 
-/* plan_env's callback. */
-static int
-envv_plan_cb(void *arg, const char *name, const char *value)
-{
-	return envv_set(arg, name, value);
-}
-
 /* Copy the agent's environment (environ is NULL after clearenv(), or
  * in a process whose environment was emptied that way: none to copy). */
 static int
@@ -91,24 +86,47 @@ envv_inherit(struct envv *e)
 	return 0;
 }
 
-/* With --virtual-local-rank: the rank sees only its GPU (if it has one). */
+/* Whether every worker gets OMP_NUM_THREADS=1: several, and unset. */
 static int
-envv_virtual_gpu(struct envv *e, const struct plan *plan, int lr)
+envv_omp_default(int nproc)
 {
-	const char *tok;
-
-	if (plan == NULL || (tok = plan_gpu_token(plan, lr)) == NULL)
-		return 0;
-	return envv_set(e, "CUDA_VISIBLE_DEVICES", tok);
+	return nproc > 1 && getenv("OMP_NUM_THREADS") == NULL;
 }
 
-/* The torchrun variables for local rank lr of round r. */
+/* Whether every worker gets PYTHONFAULTHANDLER=1: a watchdog, and unset. */
 static int
-envv_torchrun(struct envv *e, const struct cgrun_options *o,
-    const struct round_info *r, int lr, const char *error_file)
+envv_faulthandler_default(int hang_watchdog)
 {
+	return hang_watchdog && getenv("PYTHONFAULTHANDLER") == NULL;
+}
+
+/*
+ * cgrun's defaults (as torchrun: OMP_NUM_THREADS=1 when several workers
+ * share the node; PYTHONFAULTHANDLER=1 so that the SIGABRT of a hang's
+ * diagnosis makes a Python rank dump every thread), unless the agent's
+ * environment has them.
+ */
+static int
+envv_defaults(struct envv *e, const struct worker_env_in *in)
+{
+	if (envv_omp_default(in->round->local_world_size) &&
+	    envv_set(e, "OMP_NUM_THREADS", "1") == -1)
+		return -1;
+	if (in->hang != NULL &&
+	    envv_faulthandler_default(in->hang->python_stacks) &&
+	    envv_set(e, "PYTHONFAULTHANDLER", "1") == -1)
+		return -1;
+	return 0;
+}
+
+/* The torchrun variables of the rank. */
+static int
+envv_torchrun(struct envv *e, const struct worker_env_in *in)
+{
+	const struct cgrun_options *o = in->opts;
+	const struct round_info *r = in->round;
 	const char *nccl = getenv("TORCH_NCCL_ASYNC_ERROR_HANDLING");
-	int rank = r->rank_base + lr;
+	int lr = in->lr, rank = r->rank_base + lr;
 
 	if (envv_seti(e, "LOCAL_RANK", o->virtual_local_rank ? 0 : lr) ||
 	    envv_seti(e, "RANK", rank) ||
@@ -125,7 +143,7 @@ envv_torchrun(struct envv *e, const struct cgrun_options *o,
 	    envv_seti(e, "TORCHELASTIC_MAX_RESTARTS", o->max_restarts) ||
 	    envv_set(e, "TORCHELASTIC_RUN_ID", r->run_id) ||
 	    envv_set(e, "TORCHELASTIC_USE_AGENT_STORE", "True") ||
-	    envv_set(e, "TORCHELASTIC_ERROR_FILE", error_file) ||
+	    envv_set(e, "TORCHELASTIC_ERROR_FILE", in->error_file) ||
 	    envv_set(e, "TORCH_NCCL_ASYNC_ERROR_HANDLING", nccl ? nccl : "1"))
 		return -1;
 	if (o->signals_to_handle != NULL && envv_set(e,
@@ -134,17 +152,73 @@ envv_torchrun(struct envv *e, const struct cgrun_options *o,
 	return 0;
 }
 
-/* Build the environment of local rank lr; NULL with errno on failure. */
-char **
-worker_env_build(const struct cgrun_options *o, const struct round_info *r,
-    int lr, const char *error_file, const struct plan *plan)
+/* The placement plan's variables of the rank (place/plan.h). */
+static int
+envv_place(struct envv *e, const struct plan_rank_env *p)
+{
+	if (envv_set(e, "CGRUN_CPU_BIND", p->cpu_bind) ||
+	    envv_set(e, "CGRUN_MEM_BIND", p->mem_bind))
+		return -1;
+	if (p->gpu >= 0 && (envv_seti(e, "CGRUN_GPU", p->gpu) ||
+	    envv_set(e, "CGRUN_GPU_BUS_ID", p->gpu_busid) ||
+	    (p->gpu_uuid != NULL &&
+	    envv_set(e, "CGRUN_GPU_UUID", p->gpu_uuid)) ||
+	    envv_seti(e, "CGRUN_LOCAL_DEVICE", p->local_device) ||
+	    (p->visible != NULL &&
+	    envv_set(e, "CUDA_VISIBLE_DEVICES", p->visible))))
+		return -1;
+	if (p->numa[0] != '\0' && envv_set(e, "CGRUN_NUMA_NODE", p->numa))
+		return -1;
+	if (p->cpus[0] != '\0' && envv_set(e, "CGRUN_CPUSET", p->cpus))
+		return -1;
+	return 0;
+}
+
+/* The hang room's variables of the rank (hang/watchdog.h). */
+static int
+envv_hang(struct envv *e, const struct watchdog_rank_env *h)
+{
+	if (h->heartbeat_fd >= 0 &&
+	    envv_seti(e, "CGRUN_HEARTBEAT_FD", h->heartbeat_fd) == -1)
+		return -1;
+	if (h->timer_file != NULL &&
+	    envv_set(e, "TORCHELASTIC_TIMER_FILE", h->timer_file) == -1)
+		return -1;
+	return 0;
+}
+
+/* Every variable cgrun sets for the rank, in order, into e; 0 or -1. */
+static int
+envv_rank(struct envv *e, const struct worker_env_in *in)
+{
+	if (envv_defaults(e, in) == -1 || envv_torchrun(e, in) == -1)
+		return -1;
+	if (in->place != NULL && envv_place(e, in->place) == -1)
+		return -1;
+	if (in->hang != NULL && envv_hang(e, in->hang) == -1)
+		return -1;
+	return 0;
+}
+
+/* An empty environment (a lone NULL) to set variables in; 0 or -1. */
+static int
+envv_empty(struct envv *e)
+{
+	e->cap = 64;
+	e->n = 0;
+	if ((e->v = calloc(e->cap, sizeof(*e->v))) == NULL)
+		return -1;
+	return 0;
+}
+
+/* The rank's variables over the agent's environment, or over none. */
+static char **
+envv_make(const struct worker_env_in *in, int inherit)
 {
 	struct envv e = { NULL, 0, 0 };
 
-	if (envv_inherit(&e) == -1 ||
-	    envv_torchrun(&e, o, r, lr, error_file) == -1 ||
-	    (plan != NULL && plan_env(plan, lr, envv_plan_cb, &e) != 0) ||
-	    (o->virtual_local_rank && envv_virtual_gpu(&e, plan, lr) == -1)) {
+	if ((inherit ? envv_inherit(&e) : envv_empty(&e)) == -1 ||
+	    envv_rank(&e, in) == -1) {
 		worker_env_free(e.v);
 		errno = ENOMEM;
 		return NULL;
@@ -152,22 +226,21 @@ worker_env_build(const struct cgrun_options *o, const struct round_info *r,
 	return e.v;
 }
 
-/* Set name=value in an environment from worker_env_build(); 0 or -1. */
-int
-worker_env_put(char ***envp, const char *name, const char *value)
+/* Only the rank's own variables; NULL with errno. */
+char **
+worker_env_rank(const struct worker_env_in *in)
 {
-	struct envv e = { *envp, 0, 0 };
-
-	while (e.v[e.n] != NULL)
-		e.n++;
-	e.cap = e.n + 1;	/* full: envv_set grows it */
-	if (envv_set(&e, name, value) == -1)
-		return -1;
-	*envp = e.v;
-	return 0;
+	return envv_make(in, 0);
 }
 
-/* Free an environment from worker_env_build(). */
+/* The agent's environment with the rank's on top; NULL with errno. */
+char **
+worker_env_build(const struct worker_env_in *in)
+{
+	return envv_make(in, 1);
+}
+
+/* Free an environment from worker_env_rank() or worker_env_build(). */
 void
 worker_env_free(char **env)
 {
@@ -180,33 +253,14 @@ worker_env_free(char **env)
 	free(env);
 }
 
-/* As torchrun: OMP_NUM_THREADS=1 in the agent when several workers share it. */
+/* Log the defaults every worker of this agent gets, once, at -v. */
 void
-worker_env_agent_defaults(int nproc)
+worker_env_explain(int nproc, int hang_watchdog)
 {
-	if (nproc > 1 && getenv("OMP_NUM_THREADS") == NULL) {
-		setenv("OMP_NUM_THREADS", "1", 1);
+	if (envv_omp_default(nproc))
 		log_info("OMP_NUM_THREADS set to 1 for each worker (%d workers "
 		    "on this node); set it yourself to tune", nproc);
-	}
-}
-
-/*
- * With a hang watchdog (--hang-timeout, or torch's FileTimer through
- * TORCHELASTIC_ENABLE_FILE_TIMER=1): PYTHONFAULTHANDLER=1 in the agent
- * for every worker, unless the user set it, so that the SIGABRT of the
- * hang diagnosis (stacks.c) makes a Python rank dump every thread.
- */
-void
-worker_env_faulthandler(int hang_watchdog)
-{
-	const char *ft = getenv("TORCHELASTIC_ENABLE_FILE_TIMER");
-
-	if (!hang_watchdog && (ft == NULL || strcmp(ft, "1") != 0))
-		return;
-	if (getenv("PYTHONFAULTHANDLER") != NULL)
-		return;
-	setenv("PYTHONFAULTHANDLER", "1", 1);
-	log_info("PYTHONFAULTHANDLER set to 1 for each worker: a hang's "
-	    "diagnosis makes Python ranks dump their stacks");
+	if (envv_faulthandler_default(hang_watchdog))
+		log_info("PYTHONFAULTHANDLER set to 1 for each worker: a "
+		    "hang's diagnosis makes Python ranks dump their stacks");
 }

@@ -21,6 +21,7 @@
 #include <event2/util.h>
 #include <json-c/json.h>
 
+#include "errbuf.h"
 #include "http.h"
 #include "http_conns.h"
 #include "log.h"
@@ -276,7 +277,7 @@ http_listen(struct http *h, const char *host, int port, int *bound,
 
 	bs = evhttp_bind_socket_with_handle(h->evh, host, (uint16_t)port);
 	if (bs == NULL) {
-		snprintf(err, errlen, "http %s:%d: cannot listen: %s", host,
+		errbuf_set(err, errlen, "http %s:%d: cannot listen: %s", host,
 		    port, strerror(errno != 0 ? errno : EADDRNOTAVAIL));
 		return -1;
 	}
@@ -294,7 +295,7 @@ http_adopt(struct http *h, int fd, char *err, size_t errlen)
 
 	if (evutil_make_socket_nonblocking(fd) == -1 ||
 	    (bs = evhttp_accept_socket_with_handle(h->evh, fd)) == NULL) {
-		snprintf(err, errlen, "http: cannot serve fd %d", fd);
+		errbuf_set(err, errlen, "http: cannot serve fd %d", fd);
 		return -1;
 	}
 	http_conns_watch(h->conns, bs);

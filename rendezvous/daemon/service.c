@@ -17,6 +17,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-journal.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "service.h"
 #include "store.h"
@@ -96,17 +97,17 @@ service_adopt(struct store *store, int fd, const char *name, int *http_fd,
 	char why[256];
 
 	if (sd_is_socket(fd, AF_UNSPEC, SOCK_STREAM, 1) <= 0) {
-		snprintf(err, errlen, "passed fd %d (%s) is not a listening "
+		errbuf_set(err, errlen, "passed fd %d (%s) is not a listening "
 		    "stream socket", fd, name != NULL ? name : "unnamed");
 		return -1;
 	}
 	if (fcntl(fd, F_SETFD, FD_CLOEXEC) == -1) {
-		snprintf(err, errlen, "fd %d: %s", fd, strerror(errno));
+		errbuf_set(err, errlen, "fd %d: %s", fd, strerror(errno));
 		return -1;
 	}
 	if (name != NULL && strcmp(name, SERVICE_HTTP_FDNAME) == 0) {
 		if (*http_fd != -1) {
-			snprintf(err, errlen, "more than one socket named %s",
+			errbuf_set(err, errlen, "more than one socket named %s",
 			    SERVICE_HTTP_FDNAME);
 			return -1;
 		}
@@ -114,7 +115,7 @@ service_adopt(struct store *store, int fd, const char *name, int *http_fd,
 		return 0;
 	}
 	if (store_adopt_listener(store, fd, why, sizeof why) == -1) {
-		snprintf(err, errlen, "passed fd %d: %s", fd, why);
+		errbuf_set(err, errlen, "passed fd %d: %s", fd, why);
 		return -1;
 	}
 	log_info("adopted listener fd=%d name=%s", fd,
@@ -133,7 +134,7 @@ service_listen_fds(struct store *store, int *http_fd, char *err,
 	*http_fd = -1;
 	n = sd_listen_fds_with_names(1, &names);
 	if (n < 0) {
-		snprintf(err, errlen, "LISTEN_FDS: %s", strerror(-n));
+		errbuf_set(err, errlen, "LISTEN_FDS: %s", strerror(-n));
 		return -1;
 	}
 	for (i = 0; i < n; i++) {

@@ -1,7 +1,10 @@
 /*
- * job.c: a job's state machine (rdzv_impl.h).  Every job event goes
- * through one decision table, job_actions[job state][event]; a job's
- * state changes only in job_enter().  What a round is, and when one is
+ * job.c: a job's state machine (rdzv_impl.h).  Every event goes through
+ * a table with every cell filled, logged in job_dispatch*(): a job's own
+ * events (JOIN, the timers) through job_actions[job state][event], a
+ * node's (FAILED, STOPPED, DONE, gone) through node_actions[job state]
+ * [event][node state]; an ignored event's cell says why.  A job's state
+ * changes only in job_enter().  What a round is, and when one is
  * decided, started, failed or finished, is asked of the round rule
  * (decide.c) over the job's view of its nodes (node.c); this file
  * carries the answer out: timers, ROUND, RESTART, FAIL and FINISHED.
@@ -18,6 +21,7 @@
 #include "budget.h"
 #include "decide.h"
 #include "log.h"
+#include "monotime.h"
 #include "rdzv.h"
 #include "rdzv_impl.h"
 
@@ -25,9 +29,17 @@
 #define STATUS_PERIOD_MS	1000
 
 static const char *const jstate_names[] = { "JOINING", "RUNNING", "CLOSED" };
+static const char *const job_event_names[] = { "JOIN", "LAST-CALL-OVER",
+	"JOIN-TIMEOUT" };
+static const char *const node_event_names[] = { "FAILED", "STOPPED", "DONE",
+	"GONE" };
 
 _Static_assert(sizeof(jstate_names) / sizeof(jstate_names[0]) ==
     RDZV_J__COUNT, "jstate_names does not match enum rdzv_jstate");
+_Static_assert(sizeof(job_event_names) / sizeof(job_event_names[0]) ==
+    JOB__EVENTS, "job_event_names does not match enum job_event");
+_Static_assert(sizeof(node_event_names) / sizeof(node_event_names[0]) ==
+    NODE__EVENTS, "node_event_names does not match enum node_event");
 
 /* What each job state is to the round rule. */
 static const enum decide_phase decide_phase_of[] = {
@@ -40,6 +52,7 @@ _Static_assert(sizeof(decide_phase_of) / sizeof(decide_phase_of[0]) ==
     RDZV_J__COUNT, "decide_phase_of does not match enum rdzv_jstate");
 
 static void job_decide(struct job *, int last_call_over, int join_over);
+static void job_finish(struct job *);
 
 /* The name of a job state. */
 const char *
@@ -80,13 +93,11 @@ job_disarm(struct job *j)
 static uint32_t
 job_last_call_left(const struct job *j)
 {
-	struct timespec now = mono_now();
-	long long ms;
+	int64_t ms;
 
 	if (!j->last_call_armed)
 		return RDZV_NO_DEADLINE;
-	ms = (j->last_call_at.tv_sec - now.tv_sec) * 1000LL +
-	    (j->last_call_at.tv_nsec - now.tv_nsec) / 1000000;
+	ms = -monotime_since_ms(&j->last_call_at);
 	return ms < 0 ? 0 : (uint32_t)ms;
 }
 
@@ -153,14 +164,19 @@ job_round_to(struct job *j, struct node *n)
 	node_send(n, &m);
 }
 
-/* DECIDE_ROUND: the members hear their places, the spares are parked. */
+/* DECIDE_ROUND: the members hear their places, the spares are parked.
+ * The first round of nodes that carried one (a restarted server) goes on
+ * with it, or follows it (carry.c). */
 static void
 job_complete(struct job *j, const struct decide_out *o)
 {
 	const struct decide_node *store = &j->view[j->order[0].node];
 	struct node *n;
 	size_t i;
+	int cont = 0;
 
+	if (j->carried && carry_round(j, o, &cont) == -1)
+		return;
 	job_disarm(j);
 	job_enter(j, RDZV_J_RUNNING);
 	j->started = 1;
@@ -174,7 +190,8 @@ job_complete(struct job *j, const struct decide_out *o)
 	j->master_port = (uint16_t)store->port;
 	for (i = 0; i < o->nmembers; i++) {
 		n = j->slot_node[j->order[i].node];
-		node_enter(n, RDZV_N_ACTIVE);
+		node_enter(n, cont && carry_done(n) ? RDZV_N_DONE :
+		    RDZV_N_ACTIVE);
 		node_place(n, (int)i, j->order[i].rank_base);
 		job_round_to(j, n);
 	}
@@ -183,6 +200,9 @@ job_complete(struct job *j, const struct decide_out *o)
 		node_enter(n, RDZV_N_SPARE);
 		job_status_to(j, n);
 	}
+	carry_forget(j);
+	if (cont && j->count[RDZV_N_ACTIVE] == 0)
+		job_finish(j);	/* every node had finished its part */
 }
 
 /* DECIDE_ARM_LAST_CALL: the round closes when it ends with MIN nodes in. */
@@ -194,13 +214,7 @@ job_arm_last_call(struct job *j)
 	if (j->last_call_armed)
 		return;
 	j->last_call_armed = 1;
-	j->last_call_at = mono_now();
-	j->last_call_at.tv_sec += j->last_call_ms / 1000;
-	j->last_call_at.tv_nsec += (long)(j->last_call_ms % 1000) * 1000000;
-	if (j->last_call_at.tv_nsec >= 1000000000) {
-		j->last_call_at.tv_sec++;
-		j->last_call_at.tv_nsec -= 1000000000;
-	}
+	j->last_call_at = monotime_after(j->last_call_ms);
 	evtimer_add(j->last_call, &tv);
 }
 
@@ -246,22 +260,35 @@ job_new_round(struct job *j, const struct decide_out *o)
 	job_decide(j, 0, 0);
 }
 
+/* The job is over (m: FINISHED or FAIL): every node hears it, and a
+ * node that was disconnected meanwhile hears it when it comes back
+ * (peer_resume), not the round it ran, whose end would never come. */
+static void
+job_end(struct job *j, const struct rdzv_msg *m)
+{
+	struct node *n;
+
+	job_disarm(j);
+	job_enter(j, RDZV_J_CLOSED);
+	free(j->end);
+	if ((j->end = malloc(sizeof(*j->end))) != NULL)
+		*j->end = *m;
+	TAILQ_FOREACH(n, &j->nodes, entry)
+		node_send(n, m);
+}
+
 /* The job cannot go on: every node hears why; the job is closed. */
 void
 job_fail(struct job *j, uint8_t reason, const char *why)
 {
 	struct rdzv_msg m;
-	struct node *n;
 
-	job_disarm(j);
-	job_enter(j, RDZV_J_CLOSED);
 	log_info("rdzv job=%s round=%u failed reason=%u why=\"%s\"", j->run_id,
 	    j->round, reason, why);
 	rdzv_proto_init(&m, RDZV_OP_FAIL);
 	m.reason = reason;
 	snprintf(m.text, sizeof(m.text), "%s", why);
-	TAILQ_FOREACH(n, &j->nodes, entry)
-		node_send(n, &m);
+	job_end(j, &m);
 }
 
 /* DECIDE_FINISH: every participant is done, everyone exits 0. */
@@ -269,13 +296,9 @@ static void
 job_finish(struct job *j)
 {
 	struct rdzv_msg m;
-	struct node *n;
 
-	job_disarm(j);
-	job_enter(j, RDZV_J_CLOSED);
 	rdzv_proto_init(&m, RDZV_OP_FINISHED);
-	TAILQ_FOREACH(n, &j->nodes, entry)
-		node_send(n, &m);
+	job_end(j, &m);
 }
 
 /* The round rule's view of the job: its facts, its nodes, the timers. */
@@ -360,13 +383,20 @@ job_spent(struct job *j, struct node *n, uint32_t carried)
 	    j->restarts, j->max_restarts, n->name);
 }
 
-/* Nothing to do for this event in this state. */
+/* One cell: the action, and for act_ignore why the event is ignored. */
+struct job_cell {
+	void		(*fn)(struct job *, struct node *);
+	const char	*why;
+};
+
+/* An ignored event: job_dispatch() logs the cell's reason. */
 static void
-act_none(struct job *j, struct node *n)
+act_ignore(struct job *j, struct node *n)
 {
 }
 
-/* A node joins while the round is being formed. */
+/* JOIN while the round is being formed: it waits (the node is born
+ * WAIT) and hears how the round is doing. */
 static void
 act_join_forming(struct job *j, struct node *n)
 {
@@ -375,7 +405,7 @@ act_join_forming(struct job *j, struct node *n)
 		job_status_to(j, n);
 }
 
-/* A node joins a running job: scale up below MAX, else park it. */
+/* JOIN while a round runs: scale-up below MAX, else a spare. */
 static void
 act_join_running(struct job *j, struct node *n)
 {
@@ -383,7 +413,7 @@ act_join_running(struct job *j, struct node *n)
 	job_park(j, n);
 }
 
-/* A node joins a job that is over. */
+/* JOIN to a job that is over. */
 static void
 act_join_closed(struct job *j, struct node *n)
 {
@@ -396,33 +426,30 @@ act_join_closed(struct job *j, struct node *n)
 	node_remove(n);
 }
 
-/* A participant's workers failed: the rule spends a restart (unless a
- * participant is disconnected) or ends the job. */
+/* A member's workers failed: the rule spends a restart (unless a member
+ * is disconnected) or ends the job. */
 static void
-act_failed_running(struct job *j, struct node *n)
+act_failed(struct job *j, struct node *n)
 {
-	if (n->state != RDZV_N_ACTIVE && n->state != RDZV_N_DONE)
-		return;
 	node_enter(n, RDZV_N_FAILED);
 	job_decide(j, 0, 0);
 }
 
-/* A node stopped its workers (or they failed) after RESTART. */
+/* A node told to stop has its workers down (STOPPED, or FAILED while
+ * stopping): it waits for the round being formed; if one was decided
+ * without it meanwhile, it scales the job up or waits as a spare. */
 static void
-act_stopped_forming(struct job *j, struct node *n)
+act_stopped(struct job *j, struct node *n)
 {
-	if (n->state != RDZV_N_STOPPING)
-		return;
 	node_enter(n, RDZV_N_WAIT);
 	job_decide(j, 0, 0);
+	job_park(j, n);
 }
 
-/* A participant's workers are all done: the job ends when all are. */
+/* A member's workers are all done: the job ends when every member's are. */
 static void
-act_done_running(struct job *j, struct node *n)
+act_done(struct job *j, struct node *n)
 {
-	if (n->state != RDZV_N_ACTIVE)
-		return;
 	node_enter(n, RDZV_N_DONE);
 	job_decide(j, 0, 0);
 }
@@ -436,7 +463,7 @@ act_gone(struct job *j, struct node *n)
 	node_remove(n);
 }
 
-/* A node of a closed job goes away. */
+/* A node of a job that is over goes away. */
 static void
 act_gone_closed(struct job *j, struct node *n)
 {
@@ -458,38 +485,110 @@ act_join_timeout(struct job *j, struct node *n)
 	job_decide(j, 0, 1);
 }
 
-typedef void (*action)(struct job *, struct node *);
+#define DO(f)		{ f, NULL }
+#define IGNORE(w)	{ act_ignore, w }
 
-/* The decision table: what each event does in each job state. */
-static const action job_actions[RDZV_J__COUNT][EV__COUNT] = {
+/*
+ * What a job event does in each job state.  JOIN comes with the new
+ * node (born WAIT); the timers come with none.
+ */
+static const struct job_cell job_actions[RDZV_J__COUNT][JOB__EVENTS] = {
 	[RDZV_J_JOINING] = {
-		[EV_JOIN] = act_join_forming,
-		[EV_FAILED] = act_stopped_forming,
-		[EV_STOPPED] = act_stopped_forming,
-		[EV_DONE] = act_none,
-		[EV_GONE] = act_gone,
-		[EV_LASTCALL] = act_last_call,
-		[EV_JOINTIMEOUT] = act_join_timeout,
+		[JOB_JOIN] = DO(act_join_forming),
+		[JOB_LAST_CALL_OVER] = DO(act_last_call),
+		[JOB_JOIN_TIMEOUT] = DO(act_join_timeout),
 	},
 	[RDZV_J_RUNNING] = {
-		[EV_JOIN] = act_join_running,
-		[EV_FAILED] = act_failed_running,
-		[EV_STOPPED] = act_none,
-		[EV_DONE] = act_done_running,
-		[EV_GONE] = act_gone,
-		[EV_LASTCALL] = act_none,
-		[EV_JOINTIMEOUT] = act_none,
+		[JOB_JOIN] = DO(act_join_running),
+		[JOB_LAST_CALL_OVER] = IGNORE("no round is being formed"),
+		[JOB_JOIN_TIMEOUT] = IGNORE("no round is being formed"),
 	},
 	[RDZV_J_CLOSED] = {
-		[EV_JOIN] = act_join_closed,
-		[EV_FAILED] = act_none,
-		[EV_STOPPED] = act_none,
-		[EV_DONE] = act_none,
-		[EV_GONE] = act_gone_closed,
-		[EV_LASTCALL] = act_none,
-		[EV_JOINTIMEOUT] = act_none,
+		[JOB_JOIN] = DO(act_join_closed),
+		[JOB_LAST_CALL_OVER] = IGNORE("the job is over"),
+		[JOB_JOIN_TIMEOUT] = IGNORE("the job is over"),
 	},
 };
+
+/* A node event's cells, one per node state. */
+#define BY_NODE(wait, spare, active, stopping, done, failed) {		\
+	[RDZV_N_WAIT] = wait, [RDZV_N_SPARE] = spare,			\
+	[RDZV_N_ACTIVE] = active, [RDZV_N_STOPPING] = stopping,		\
+	[RDZV_N_DONE] = done, [RDZV_N_FAILED] = failed }
+#define EVERY_NODE(cell)	{ [0 ... RDZV_N__COUNT - 1] = cell }
+
+/* Cells of node states that do not occur while a round is formed (a new
+ * round makes members STOPPING, spares and the failed node WAIT). */
+#define NOT_FORMING	IGNORE("no round runs while one is formed")
+/* The failed node's state lasts only until the rule answers. */
+#define BEING_DECIDED	IGNORE("its failure is being decided")
+
+/*
+ * What a node's event (its FAILED, STOPPED, DONE; it died or left) does
+ * in each job state and each state of that node.  A repeated or late
+ * message (a client repeats its last one after resuming) lands in an
+ * IGNORE cell and is logged with its reason.
+ */
+static const struct job_cell
+    node_actions[RDZV_J__COUNT][NODE__EVENTS][RDZV_N__COUNT] = {
+	[RDZV_J_JOINING] = {
+		[NODE_FAILED] = BY_NODE(
+		    IGNORE("already waiting for the round being formed"),
+		    NOT_FORMING, NOT_FORMING, DO(act_stopped), NOT_FORMING,
+		    NOT_FORMING),
+		[NODE_STOPPED] = BY_NODE(
+		    IGNORE("already waiting for the round being formed"),
+		    NOT_FORMING, NOT_FORMING, DO(act_stopped), NOT_FORMING,
+		    NOT_FORMING),
+		[NODE_DONE] = EVERY_NODE(IGNORE("no round runs: a DONE of "
+		    "the round before")),
+		[NODE_GONE] = EVERY_NODE(DO(act_gone)),
+	},
+	[RDZV_J_RUNNING] = {
+		[NODE_FAILED] = BY_NODE(
+		    IGNORE("a node waiting runs no workers"),
+		    IGNORE("a spare runs no workers"), DO(act_failed),
+		    DO(act_stopped), DO(act_failed), BEING_DECIDED),
+		[NODE_STOPPED] = BY_NODE(
+		    IGNORE("already waiting"), IGNORE("already waiting"),
+		    IGNORE("not asked to stop: a STOPPED repeated"),
+		    DO(act_stopped),
+		    IGNORE("not asked to stop: a STOPPED repeated"),
+		    BEING_DECIDED),
+		[NODE_DONE] = BY_NODE(
+		    IGNORE("a node waiting runs no workers"),
+		    IGNORE("a spare runs no workers"), DO(act_done),
+		    IGNORE("not a member of the running round"),
+		    IGNORE("already done: a DONE repeated"), BEING_DECIDED),
+		[NODE_GONE] = EVERY_NODE(DO(act_gone)),
+	},
+	[RDZV_J_CLOSED] = {
+		[NODE_FAILED] = EVERY_NODE(IGNORE("the job is over")),
+		[NODE_STOPPED] = EVERY_NODE(IGNORE("the job is over")),
+		[NODE_DONE] = EVERY_NODE(IGNORE("the job is over")),
+		[NODE_GONE] = EVERY_NODE(DO(act_gone_closed)),
+	},
+};
+
+/* Cells of the tables without an action (0: none; see rdzv.h). */
+size_t
+rdzv_table_holes(void)
+{
+	size_t s, e, k, n = 0;
+
+	for (s = 0; s < RDZV_J__COUNT; s++) {
+		for (e = 0; e < JOB__EVENTS; e++)
+			n += job_actions[s][e].fn == NULL ||
+			    (job_actions[s][e].fn == act_ignore &&
+			    job_actions[s][e].why == NULL);
+		for (e = 0; e < NODE__EVENTS; e++)
+			for (k = 0; k < RDZV_N__COUNT; k++)
+				n += node_actions[s][e][k].fn == NULL ||
+				    (node_actions[s][e][k].fn == act_ignore &&
+				    node_actions[s][e][k].why == NULL);
+	}
+	return n;
+}
 
 /* The hash bucket of a run id (FNV-1a). */
 static size_t
@@ -555,34 +654,72 @@ job_free(struct job *j)
 	node_view_free(j);
 	if (j->orphan_timer != NULL)
 		event_free(j->orphan_timer);
+	free(j->end);
 	free(j->run_id);
 	free(j);
 }
 
-/* Run one event through the table; a job left without nodes is freed
- * (a later JOIN with its id starts a new job). */
-void
-job_dispatch(struct job *j, enum ev ev, struct node *n)
+/* A job left without nodes is freed (a later JOIN with its id starts a
+ * new job). */
+static void
+job_forget_if_empty(struct job *j)
 {
-	job_actions[j->state][ev](j, n);
-	if (j->nnodes == 0) {
-		log_info("rdzv job=%s forgotten: no nodes left", j->run_id);
-		job_free(j);
-	}
+	if (j->nnodes > 0)
+		return;
+	log_info("rdzv job=%s forgotten: no nodes left", j->run_id);
+	job_free(j);
+}
+
+/* Run a job event through job_actions (n: the joining node; NULL for a
+ * timer), logging it; an ignored event says why. */
+void
+job_dispatch(struct job *j, enum job_event ev, struct node *n)
+{
+	const struct job_cell *c = &job_actions[j->state][ev];
+
+	log_debug("rdzv job=%s round=%u event %s in %s%s%s", j->run_id,
+	    j->round, job_event_names[ev], jstate_names[j->state],
+	    c->fn == act_ignore ? ": ignored, " : "",
+	    c->fn == act_ignore ? c->why : "");
+	c->fn(j, n);
+	job_forget_if_empty(j);
+}
+
+/* Run a node's event through node_actions, logging it; an ignored one
+ * is logged at info level with its reason (a late or repeated message
+ * leaves a trace). */
+void
+job_dispatch_node(struct node *n, enum node_event ev)
+{
+	struct job *j = n->job;
+	const struct job_cell *c = &node_actions[j->state][ev][n->state];
+
+	if (c->fn == act_ignore)
+		log_info("rdzv job=%s round=%u node=%s:%u %s ignored in %s/%s: "
+		    "%s", j->run_id, j->round, n->host, n->pid,
+		    node_event_names[ev], jstate_names[j->state],
+		    rdzv_nstate_name(n->state), c->why);
+	else
+		log_debug("rdzv job=%s round=%u node=%s:%u event %s in %s/%s",
+		    j->run_id, j->round, n->host, n->pid,
+		    node_event_names[ev], jstate_names[j->state],
+		    rdzv_nstate_name(n->state));
+	c->fn(j, n);
+	job_forget_if_empty(j);
 }
 
 /* Last-call timer. */
 static void
 job_last_call_cb(int fd, short what, void *arg)
 {
-	job_dispatch(arg, EV_LASTCALL, NULL);
+	job_dispatch(arg, JOB_LAST_CALL_OVER, NULL);
 }
 
 /* Join-timeout timer. */
 static void
 job_join_timer_cb(int fd, short what, void *arg)
 {
-	job_dispatch(arg, EV_JOINTIMEOUT, NULL);
+	job_dispatch(arg, JOB_JOIN_TIMEOUT, NULL);
 }
 
 /* A new job from its first JOIN's parameters, or NULL. */

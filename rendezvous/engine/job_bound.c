@@ -16,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "rdzv.h"
 #include "rdzv_impl.h"
@@ -82,12 +83,12 @@ job_bound_admit(struct rdzv_peer *p, char *owner, size_t len, char *why,
 	if (a == NULL)
 		owner[0] = '\0';
 	if (r->lim.max_jobs != 0 && r->njobs >= r->lim.max_jobs)
-		snprintf(why, whylen, "too many jobs: max-jobs=%zu reached",
+		errbuf_set(why, whylen, "too many jobs: max-jobs=%zu reached",
 		    r->lim.max_jobs);
 	else if (r->key == NULL && owner[0] != '\0' &&
 	    r->lim.max_jobs_per_addr != 0 &&
 	    job_bound_count(r, owner) >= r->lim.max_jobs_per_addr)
-		snprintf(why, whylen, "too many jobs from %s: "
+		errbuf_set(why, whylen, "too many jobs from %s: "
 		    "max-jobs-per-address=%zu reached", owner,
 		    r->lim.max_jobs_per_addr);
 	else

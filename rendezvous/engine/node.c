@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "log.h"
+#include "monotime.h"
 #include "rdzv.h"
 #include "rdzv_impl.h"
 
@@ -114,7 +115,7 @@ node_alive(struct node *n)
 {
 	struct timeval tv = ms_tv(n->job->ka_ms * n->job->ka_max);
 
-	clock_gettime(CLOCK_MONOTONIC, &n->last_seen);
+	n->last_seen = monotime_ts();
 	evtimer_add(n->alive, &tv);
 }
 
@@ -205,6 +206,7 @@ node_remove(struct node *n)
 	if (n->peer != NULL)
 		peer_detach(n->peer);
 	event_free(n->alive);
+	carry_drop(n);
 	free(n->name);
 	free(n->host);
 	free(n->addr);
@@ -220,7 +222,7 @@ node_alive_cb(int fd, short what, void *arg)
 	log_info("rdzv job=%s node=%s:%u dead: no keep-alive for %u ms",
 	    n->job->run_id, n->host, n->pid, n->job->ka_ms * n->job->ka_max);
 	n->job->r->stats.nodes_dead++;
-	job_dispatch(n->job, EV_GONE, n);
+	job_dispatch_node(n, NODE_GONE);
 }
 
 /* Free a node not yet in its job. */

@@ -13,6 +13,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "monotime.h"
 #include "rdzv.h"
 #include "rdzv_impl.h"
 
@@ -100,16 +101,6 @@ rdzv_stats(const struct rdzv *r, struct rdzv_stats *st)
 	*st = r->stats;
 }
 
-/* Milliseconds from then to now (monotonic). */
-static uint64_t
-ms_since(const struct timespec *then, const struct timespec *now)
-{
-	int64_t ms = (int64_t)(now->tv_sec - then->tv_sec) * 1000 +
-	    (now->tv_nsec - then->tv_nsec) / 1000000;
-
-	return ms > 0 ? (uint64_t)ms : 0;
-}
-
 /* The view of job j. */
 static void
 rdzv_job_view(const struct job *j, struct rdzv_job_view *jv)
@@ -130,6 +121,7 @@ rdzv_walk_nodes(const struct job *j, size_t max, const struct timespec *now,
 	const struct node *n;
 	struct rdzv_node_view nv;
 	size_t shown = 0;
+	int64_t ms;
 
 	TAILQ_FOREACH(n, &j->nodes, entry) {
 		if (max != 0 && shown++ == max)
@@ -142,7 +134,8 @@ rdzv_walk_nodes(const struct job *j, size_t max, const struct timespec *now,
 		nv.node_rank = n->node_rank;
 		nv.state = n->state;
 		nv.connected = n->peer != NULL;
-		nv.last_seen_ms = ms_since(&n->last_seen, now);
+		ms = monotime_diff_ms(now, &n->last_seen);
+		nv.last_seen_ms = ms > 0 ? (uint64_t)ms : 0;
 		nodecb(&nv, arg);
 	}
 }
@@ -168,7 +161,7 @@ rdzv_walk_page(const struct rdzv *r, size_t offset, size_t limit,
 	struct timespec now;
 	size_t shown = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	now = monotime_ts();
 	for (j = TAILQ_FIRST(&r->jobs); j != NULL && offset > 0; offset--)
 		j = TAILQ_NEXT(j, entry);
 	for (; j != NULL && (limit == 0 || shown < limit);

@@ -104,6 +104,10 @@ struct rdzv_stats {
 };
 void	rdzv_stats(const struct rdzv *, struct rdzv_stats *);
 
+/* Cells of the engine's job tables with no action, or ignored without a
+ * reason (tests: 0). */
+size_t	rdzv_table_holes(void);
+
 /* Require the native handshake of protocol version 2 (auth.h): clients
  * must prove they know key (copied; NULL: no authentication).  -1 on
  * ENOMEM. */

@@ -4,8 +4,9 @@
  *
  *	rdzv.c		the engine object: jobs list, auth key, counters,
  *			the status walk, shutdown
- *	job.c		a job's state machine: job_actions[state][event];
- *			it asks decide.c what happens and carries it out
+ *	job.c		a job's state machine: job_actions[state][event]
+ *			and node_actions[state][event][node state]; it
+ *			asks decide.c what happens and carries it out
  *			(a round's messages, RESTART, FAIL, timers)
  *	node.c		a node of a job: states, identity hash, keep-alive
  *			deadline, and its facts as decide.c sees them
@@ -15,6 +16,8 @@
  *	rdzv_attach.c	the transport over a store's native connections
  *	job_bound.c	what a peer can make the engine hold: max-jobs,
  *			max-jobs-per-address, job-orphan-timeout
+ *	carry.c		what a node carries from its last round onto a new
+ *			connection (RESUME), for a server that forgot it
  *
  * Jobs, nodes and peers each change state only in job_enter(),
  * node_enter() and peer_enter(), which log `old -> new`.  A peer:
@@ -49,9 +52,23 @@
 /* Buckets of the engine's run id hash (a JOIN finds its job in O(1)). */
 #define JOB_BUCKETS		4096
 
-/* Events of a job's decision table (job.c). */
-enum ev { EV_JOIN, EV_FAILED, EV_STOPPED, EV_DONE, EV_GONE, EV_LASTCALL,
-	EV_JOINTIMEOUT, EV__COUNT };
+/* A job's own events (job.c: job_actions). */
+enum job_event {
+	JOB_JOIN,		/* a new node joined (born WAIT) */
+	JOB_LAST_CALL_OVER,	/* the last call's timer */
+	JOB_JOIN_TIMEOUT,	/* join_timeout's timer */
+	JOB__EVENTS
+};
+
+/* A node's events (job.c: node_actions, by the node's state too). */
+enum node_event {
+	NODE_FAILED,		/* FAILED: its workers failed */
+	NODE_STOPPED,		/* STOPPED: its workers stopped after RESTART */
+	NODE_DONE,		/* DONE: its workers all exited 0 */
+	NODE_GONE,		/* LEAVE, its keep-alive window ended, or its
+				 * connection closed in a job that is over */
+	NODE__EVENTS
+};
 
 /* Where a peer session is (see the diagram above). */
 enum rdzv_pstate {
@@ -64,6 +81,17 @@ enum rdzv_pstate {
 };
 
 struct job;
+
+/* What a node carried from its last round (RESUME, carry.c). */
+struct carry {
+	uint32_t	round, restarts;
+	int32_t		group_rank;
+	uint32_t	gws, rank_base, world;
+	char		addr[RDZV_ADDR_MAX + 1];	/* the round's store */
+	uint16_t	port;
+	uint8_t		workers;	/* RDZV_WORKERS_* */
+	char		text[RDZV_TEXT_MAX + 1];	/* a failure's */
+};
 
 struct node {
 	TAILQ_ENTRY(node) entry;
@@ -86,6 +114,7 @@ struct node {
 	struct event	*alive;		/* keep-alive deadline */
 	struct timespec	last_seen;	/* monotonic, of its last message */
 	char		failed_why[RDZV_TEXT_MAX + 1];	/* its FAILED text */
+	struct carry	*carry;		/* until its job's first round here */
 };
 
 struct job {
@@ -102,6 +131,7 @@ struct job {
 	char		master[RDZV_ADDR_MAX + 1];	/* its store */
 	uint16_t	master_port;
 	int		started;	/* a round was decided once */
+	int		carried;	/* nodes carried a round here (carry.c) */
 	uint64_t	seq;
 	TAILQ_HEAD(, node) nodes;
 	struct node	*hash[NODE_BUCKETS];	/* by (host, pid, local id) */
@@ -123,6 +153,7 @@ struct job {
 	int		status_armed;
 	struct event	*orphan_timer;	/* no agent connected (job_bound.c) */
 	char		owner[RDZV_ADDR_MAX + 1];	/* creator's address */
+	struct rdzv_msg	*end;		/* FINISHED or FAIL, once CLOSED */
 };
 
 struct rdzv {
@@ -147,6 +178,7 @@ struct rdzv_peer {
 	enum rdzv_pstate state;		/* only via peer_enter() */
 	char		snonce[AUTH_HEX_LEN + 1];
 	struct node	*node;		/* set in PEER_JOINED only */
+	struct carry	*carry;		/* RESUME, until its JOIN */
 };
 
 /* Milliseconds as a timeval. */
@@ -158,25 +190,25 @@ ms_tv(uint32_t ms)
 	return tv;
 }
 
-/* Monotonic now. */
-static inline struct timespec
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts;
-}
-
 /* job.c */
 struct job *job_new(struct rdzv *, const struct rdzv_msg *);
 void	job_free(struct job *);
 struct job *job_find(const struct rdzv *, const char *run_id);
-void	job_dispatch(struct job *, enum ev, struct node *);
+void	job_dispatch(struct job *, enum job_event, struct node *);
+void	job_dispatch_node(struct node *, enum node_event);
 void	job_fail(struct job *, uint8_t, const char *);
 void	job_round_to(struct job *, struct node *);
 void	job_status_to(struct job *, struct node *);
 void	job_spent(struct job *, struct node *, uint32_t carried);
+
+/* carry.c */
+struct carry *carry_new(const struct rdzv_msg *);
+void	carry_drop(struct node *);
+void	carry_join(struct job *, struct node *, struct carry *);
+int	carry_resumed(struct job *, struct node *, struct carry *);
+int	carry_round(struct job *, const struct decide_out *, int *cont);
+int	carry_done(const struct node *);
+void	carry_forget(struct job *);
 
 /* job_bound.c */
 const char *job_bound_admit(struct rdzv_peer *, char *owner, size_t len,

@@ -1,9 +1,10 @@
 /*
  * rdzv_peer.c: a peer session, one connection of an agent to the engine
  * (rdzv_impl.h): the versioned HELLO, the optional CHALLENGE/AUTH
- * handshake, JOIN (a new node, or a known node resuming), then the node's
- * events into its job's decision table.  A peer's state changes only in
- * peer_enter().
+ * handshake, the optional RESUME (what the agent carries from its last
+ * round, carry.c), JOIN (a new node, or a known node resuming), then the
+ * node's events into its job's decision table.  A peer's state changes
+ * only in peer_enter().
  */
 #include <sys/queue.h>
 
@@ -20,9 +21,12 @@
 #include "rdzv.h"
 #include "rdzv_impl.h"
 
-static const char *const peer_state_names[PEER__COUNT] = {
+static const char *const peer_state_names[] = {
 	"HELLO", "AUTH", "READY", "JOINED", "GONE"
 };
+
+_Static_assert(sizeof(peer_state_names) / sizeof(peer_state_names[0]) ==
+    PEER__COUNT, "peer_state_names does not match enum rdzv_pstate");
 
 /* Move a peer to state s, logging `old -> new`; the only place p->state
  * changes. */
@@ -96,27 +100,39 @@ peer_join_invalid(const struct rdzv_msg *m)
 
 /*
  * A known node comes back on a new connection within its keep-alive
- * window: it takes up where it was, and hears again what it may have
- * missed (its ROUND, a RESTART, or the round's progress).
+ * window: it takes up where it was; the report it carried (RESUME) goes
+ * through the job's table if it is about its current round, else it
+ * hears again what it may have missed (its ROUND, a RESTART, the round's
+ * progress, or the job's end).
  */
 static int
 peer_resume(struct rdzv_peer *p, struct node *n)
 {
 	struct job *j = n->job;
+	struct carry *k = p->carry;
 	struct rdzv_msg m;
 
 	if (n->peer != NULL)
 		return peer_error(p, "node %s (pid %u) is already joined on "
 		    "another connection", n->host, n->pid);
 	node_set_peer(n, p);
+	p->carry = NULL;
 	peer_attach(p, n);
 	node_alive(n);
 	job_bound_orphan_check(j);
 	log_info("rdzv job=%s node=%s:%u resumed on a new connection",
 	    j->run_id, n->host, n->pid);
+	if (j->end != NULL) {	/* it ended while the node was away */
+		free(k);
+		node_send(n, j->end);
+		return 0;
+	}
+	if (k != NULL && carry_resumed(j, n, k))
+		return 0;
 	switch (n->state) {
 	case RDZV_N_ACTIVE:
 	case RDZV_N_DONE:
+	case RDZV_N_FAILED:	/* a member whose failure ended the job */
 		job_round_to(j, n);
 		break;
 	case RDZV_N_STOPPING:
@@ -199,13 +215,30 @@ peer_join(struct rdzv_peer *p, const struct rdzv_msg *m)
 	}
 	log_debug("rdzv job=%s join node=%s:%u nproc=%u store=%s:%u",
 	    j->run_id, n->host, n->pid, n->nproc, n->addr, n->port);
+	if (p->carry != NULL) {
+		carry_join(j, n, p->carry);
+		p->carry = NULL;
+	}
 	job_bound_orphan_check(j);
-	job_dispatch(j, EV_JOIN, n);
+	job_dispatch(j, JOB_JOIN, n);
 	return 0;
 }
 
-/* Accept the peer: WELCOME with the version this server speaks (3: the
- * client's, 1 or 2, and SPENT). */
+/* RESUME (version 4): kept until the JOIN that follows it. */
+static int
+peer_carry(struct rdzv_peer *p, const struct rdzv_msg *m)
+{
+	if (p->state != PEER_READY)
+		return peer_error(p, "%s", "RESUME after JOIN");
+	if (p->carry != NULL)
+		return peer_error(p, "%s", "RESUME twice");
+	if ((p->carry = carry_new(m)) == NULL)
+		return peer_error(p, "%s", "out of memory");
+	return 0;
+}
+
+/* Accept the peer: WELCOME with the version this server speaks (4: the
+ * client's, 1 or 2, SPENT and RESUME). */
 static int
 peer_welcome(struct rdzv_peer *p, uint16_t version)
 {
@@ -234,7 +267,7 @@ peer_hello(struct rdzv_peer *p, const struct rdzv_msg *m)
 		return peer_error(p, "%s", "authentication refused: this "
 		    "server has no --auth-token-file");
 	if (p->r->key == NULL)
-		return peer_welcome(p, RDZV_PROTO_VERSION_SPENT);
+		return peer_welcome(p, RDZV_PROTO_VERSION_RESUME);
 	if (m->version != RDZV_PROTO_VERSION_AUTH) {
 		log_warnx("rdzv: refused a client without authentication");
 		return peer_error(p, "%s", "authentication required: this "
@@ -270,16 +303,18 @@ peer_auth(struct rdzv_peer *p, const struct rdzv_msg *m)
 	    a.proof) == -1)
 		return peer_error(p, "%s", "bad client nonce");
 	p->r->io.send(p->conn, &a, p->r->arg);
-	return peer_welcome(p, RDZV_PROTO_VERSION_SPENT);
+	return peer_welcome(p, RDZV_PROTO_VERSION_RESUME);
 }
 
 /* One message from a peer: the HELLO check, then node events. */
 int
 rdzv_peer_msg(struct rdzv_peer *p, const struct rdzv_msg *m)
 {
-	static const enum ev node_ev[] = { [RDZV_OP_FAILED - 0x80] = EV_FAILED,
-	    [RDZV_OP_STOPPED - 0x80] = EV_STOPPED,
-	    [RDZV_OP_DONE - 0x80] = EV_DONE, [RDZV_OP_LEAVE - 0x80] = EV_GONE };
+	static const enum node_event node_ev[] = {
+	    [RDZV_OP_FAILED - 0x80] = NODE_FAILED,
+	    [RDZV_OP_STOPPED - 0x80] = NODE_STOPPED,
+	    [RDZV_OP_DONE - 0x80] = NODE_DONE,
+	    [RDZV_OP_LEAVE - 0x80] = NODE_GONE };
 
 	if (p->state == PEER_HELLO)
 		return peer_hello(p, m);
@@ -301,9 +336,10 @@ rdzv_peer_msg(struct rdzv_peer *p, const struct rdzv_msg *m)
 			snprintf(p->node->failed_why,
 			    sizeof(p->node->failed_why), "%s", m->text);
 		if (m->op != RDZV_OP_KEEPALIVE)
-			job_dispatch(p->node->job, node_ev[m->op - 0x80],
-			    p->node);
+			job_dispatch_node(p->node, node_ev[m->op - 0x80]);
 		return 0;
+	case RDZV_OP_RESUME:
+		return peer_carry(p, m);
 	case RDZV_OP_SPENT:
 		if (p->state != PEER_JOINED)
 			return peer_error(p, "%s", "SPENT before JOIN");
@@ -321,7 +357,7 @@ int
 rdzv_peer_input(struct rdzv_peer *p, struct evbuffer *in)
 {
 	struct rdzv_msg m;
-	const char *why;
+	char why[RDZV_PROTO_ERRLEN];
 	size_t len, used;
 	unsigned char *b;
 	int rc;
@@ -331,7 +367,7 @@ rdzv_peer_input(struct rdzv_peer *p, struct evbuffer *in)
 			len = 4 + RDZV_FRAME_MAX;
 		if ((b = evbuffer_pullup(in, (ssize_t)len)) == NULL)
 			return -1;
-		rc = rdzv_proto_decode(b, len, &m, &used, &why);
+		rc = rdzv_proto_decode(b, len, &m, &used, why, sizeof(why));
 		if (rc == RDZV_PROTO_MORE)
 			return 0;
 		if (rc == RDZV_PROTO_ERROR)
@@ -374,9 +410,10 @@ rdzv_peer_gone(struct rdzv_peer *p)
 	}
 	peer_enter(p, PEER_GONE);
 	p->node = NULL;
+	free(p->carry);
 	/* After the peer lets go: the dispatch may free the node. */
 	if (n != NULL && n->job->state == RDZV_J_CLOSED)
-		job_dispatch(n->job, EV_GONE, n);
+		job_dispatch_node(n, NODE_GONE);
 	else if (n != NULL)
 		job_bound_orphan_check(n->job);
 	free(p);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "le.h"
 #include "rdzv_proto.h"
 
@@ -52,6 +53,11 @@ static const struct opdesc opdescs[] = {
 	{ RDZV_OP_AUTH, "AUTH", 2, {
 	    STR(nonce, RDZV_NONCE_MAX), STR(proof, RDZV_NONCE_MAX) } },
 	{ RDZV_OP_SPENT, "SPENT", 1, { U32(restart_count, ANY) } },
+	{ RDZV_OP_RESUME, "RESUME", 10, {
+	    U32(round, ANY), U32(restart_count, ANY), I32(group_rank),
+	    U32(group_world_size, ANY), U32(rank_base, ANY),
+	    U32(world_size, ANY), STR(addr, RDZV_ADDR_MAX), U16(port),
+	    U8(workers, RDZV_WORKERS_MAX), STR(text, RDZV_TEXT_MAX) } },
 	{ RDZV_OP_WELCOME, "WELCOME", 1, { U16(version) } },
 	{ RDZV_OP_STATUS, "STATUS", 6, {
 	    U32(round, ANY), U32(joined, ANY), U32(min_nodes, ANY),
@@ -140,10 +146,10 @@ cur_take(struct cur *c, size_t n)
 	return p;
 }
 
-/* Decode one field into m; 0, or -1 with *why. */
+/* Decode one field into m; 0, or -1 with err set. */
 static int
 field_decode(struct cur *c, const struct field *f, struct rdzv_msg *m,
-    const char **why)
+    char *err, size_t errlen)
 {
 	char *dst = (char *)m + f->off;
 	static const int width[] = { 1, 2, 4, 4 };
@@ -152,24 +158,27 @@ field_decode(struct cur *c, const struct field *f, struct rdzv_msg *m,
 
 	if (f->type == F_STR) {
 		if ((p = cur_take(c, 2)) == NULL)
-			return (*why = "truncated string length"), -1;
+			return errbuf_set(err, errlen, "truncated string "
+			    "length");
 		if ((n = le_get_u16(p)) > f->max)
-			return (*why = "string longer than its maximum"), -1;
+			return errbuf_set(err, errlen, "string longer than its "
+			    "maximum");
 		if ((p = cur_take(c, n)) == NULL)
-			return (*why = "truncated string"), -1;
+			return errbuf_set(err, errlen, "truncated string");
 		if (memchr(p, '\0', n) != NULL)
-			return (*why = "NUL byte in a string"), -1;
+			return errbuf_set(err, errlen, "NUL byte in a string");
 		memcpy(dst, p, n);
 		dst[n] = '\0';
 		return 0;
 	}
 	if ((p = cur_take(c, width[f->type])) == NULL)
-		return (*why = "truncated field"), -1;
+		return errbuf_set(err, errlen, "truncated field");
 	v = field_load(p, width[f->type]);
 	switch (f->type) {
 	case F_U8:
 		if (v > f->max)
-			return (*why = "field over its maximum"), -1;
+			return errbuf_set(err, errlen, "field over its "
+			    "maximum");
 		*(uint8_t *)dst = (uint8_t)v;
 		break;
 	case F_U16:
@@ -177,7 +186,8 @@ field_decode(struct cur *c, const struct field *f, struct rdzv_msg *m,
 		break;
 	case F_U32:
 		if (v > f->max)
-			return (*why = "field over its maximum"), -1;
+			return errbuf_set(err, errlen, "field over its "
+			    "maximum");
 		*(uint32_t *)dst = v;
 		break;
 	default:
@@ -187,14 +197,22 @@ field_decode(struct cur *c, const struct field *f, struct rdzv_msg *m,
 	return 0;
 }
 
+/* A frame is malformed: why into err; RDZV_PROTO_ERROR. */
+static int
+proto_error(char *err, size_t errlen, const char *why)
+{
+	errbuf_set(err, errlen, "%s", why);
+	return RDZV_PROTO_ERROR;
+}
+
 /*
  * Decode one frame from buf[0..len): OK with *m and *used, MORE when the
- * frame is not complete yet, ERROR with *why.  Pure function: the same
+ * frame is not complete yet, ERROR with err set.  Pure function: the same
  * bytes always give the same answer, however they were split.
  */
 int
 rdzv_proto_decode(const void *buf, size_t len, struct rdzv_msg *m,
-    size_t *used, const char **why)
+    size_t *used, char *err, size_t errlen)
 {
 	const unsigned char *b = buf;
 	const struct opdesc *d;
@@ -202,29 +220,28 @@ rdzv_proto_decode(const void *buf, size_t len, struct rdzv_msg *m,
 	uint32_t flen;
 	int i;
 
-	*why = NULL;
 	if (len < 4)
 		return RDZV_PROTO_MORE;
 	flen = le_get_u32(b);
 	if (flen < 1)
-		return (*why = "empty frame"), RDZV_PROTO_ERROR;
+		return proto_error(err, errlen, "empty frame");
 	if (flen > RDZV_FRAME_MAX)
-		return (*why = "frame longer than RDZV_FRAME_MAX"),
-		    RDZV_PROTO_ERROR;
+		return proto_error(err, errlen,
+		    "frame longer than RDZV_FRAME_MAX");
 	if (len < 5)
 		return RDZV_PROTO_MORE;
 	if ((d = opdesc_find(b[4])) == NULL)
-		return (*why = "unknown op"), RDZV_PROTO_ERROR;
+		return proto_error(err, errlen, "unknown op");
 	if (len < 4 + (size_t)flen)
 		return RDZV_PROTO_MORE;
 	rdzv_proto_init(m, b[4]);
 	c.p = b + 5;
 	c.left = flen - 1;
 	for (i = 0; i < d->nfields; i++)
-		if (field_decode(&c, &d->f[i], m, why) == -1)
+		if (field_decode(&c, &d->f[i], m, err, errlen) == -1)
 			return RDZV_PROTO_ERROR;
 	if (c.left != 0)
-		return (*why = "bytes after the last field"), RDZV_PROTO_ERROR;
+		return proto_error(err, errlen, "bytes after the last field");
 	*used = 4 + (size_t)flen;
 	return RDZV_PROTO_OK;
 }

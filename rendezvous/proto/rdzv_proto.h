@@ -24,6 +24,7 @@
 #define RDZV_PROTO_VERSION	1
 #define RDZV_PROTO_VERSION_AUTH	2	/* HELLO: I authenticate (auth.h) */
 #define RDZV_PROTO_VERSION_SPENT 3	/* WELCOME: SPENT understood */
+#define RDZV_PROTO_VERSION_RESUME 4	/* WELCOME: RESUME understood */
 
 /* Named maxima of every variable field (bytes, without a NUL). */
 #define RDZV_FRAME_MAX		2048	/* length field of one frame */
@@ -46,6 +47,8 @@
 #define RDZV_OP_LEAVE		0x86	/* I leave the job (not closing it) */
 #define RDZV_OP_AUTH		0x87	/* v2: my nonce and proof */
 #define RDZV_OP_SPENT		0x88	/* after WELCOME(3): restarts I saw spent */
+#define RDZV_OP_RESUME		0x89	/* after WELCOME(4), before JOIN: my
+					 * last round and what its workers did */
 /* Server to client: */
 #define RDZV_OP_WELCOME		0xC0	/* version accepted */
 #define RDZV_OP_STATUS		0xC1	/* progress of the round being formed */
@@ -68,6 +71,14 @@
 /* STATUS roles. */
 #define RDZV_ROLE_WAITING	0	/* in the round being formed */
 #define RDZV_ROLE_SPARE		1	/* beyond MAX nodes: parked */
+
+/* RESUME.workers: what the client's workers of its last round did. */
+#define RDZV_WORKERS_RUNNING	0	/* they run */
+#define RDZV_WORKERS_DONE	1	/* all exited 0 (DONE) */
+#define RDZV_WORKERS_FAILED	2	/* they failed and are stopped (FAILED) */
+#define RDZV_WORKERS_STOPPING	3	/* stopping after a RESTART */
+#define RDZV_WORKERS_STOPPED	4	/* stopped after a RESTART (STOPPED) */
+#define RDZV_WORKERS_MAX	4
 
 /* "No deadline" in STATUS.last_call_ms; "no --node-rank" in JOIN. */
 #define RDZV_NO_DEADLINE	0xFFFFFFFFu
@@ -99,18 +110,21 @@ struct rdzv_msg {
 	uint32_t	close_ms;		/* JOIN */
 	uint32_t	keepalive_ms;		/* JOIN */
 	uint32_t	keepalive_max;		/* JOIN */
-	char		addr[RDZV_ADDR_MAX + 1];	/* JOIN (mine) ROUND (rank 0's) */
-	uint16_t	port;			/* JOIN ROUND */
-	uint32_t	round;			/* STATUS ROUND RESTART */
+	char		addr[RDZV_ADDR_MAX + 1];	/* JOIN (mine) ROUND RESUME
+						 * (rank 0's) */
+	uint16_t	port;			/* JOIN ROUND RESUME */
+	uint32_t	round;			/* STATUS ROUND RESTART RESUME */
 	uint32_t	joined;			/* STATUS: nodes in the round */
 	uint8_t		role;			/* STATUS */
-	int32_t		group_rank;		/* ROUND */
-	uint32_t	group_world_size;	/* ROUND */
-	uint32_t	rank_base;		/* ROUND */
-	uint32_t	world_size;		/* ROUND */
-	uint32_t	restart_count;		/* ROUND SPENT */
+	int32_t		group_rank;		/* ROUND RESUME */
+	uint32_t	group_world_size;	/* ROUND RESUME */
+	uint32_t	rank_base;		/* ROUND RESUME */
+	uint32_t	world_size;		/* ROUND RESUME */
+	uint32_t	restart_count;		/* ROUND SPENT RESUME */
+	uint8_t		workers;		/* RESUME: RDZV_WORKERS_* */
 	uint8_t		reason;			/* FAIL */
-	char		text[RDZV_TEXT_MAX + 1];	/* FAILED RESTART FAIL ERROR */
+	char		text[RDZV_TEXT_MAX + 1];	/* FAILED RESTART FAIL ERROR
+						 * RESUME */
 	char		nonce[RDZV_NONCE_MAX + 1];	/* AUTH CHALLENGE */
 	char		proof[RDZV_NONCE_MAX + 1];	/* AUTH AUTHOK */
 };
@@ -120,13 +134,14 @@ const char *rdzv_proto_opname(uint8_t op);
 
 /*
  * Decode one frame from buf[0..len).  OK: *m filled, *used = frame bytes.
- * MORE: the frame is incomplete (nothing consumed).  ERROR: *why says what
+ * MORE: the frame is incomplete (nothing consumed).  ERROR: err says what
  * was wrong (length over RDZV_FRAME_MAX, seen as soon as the length field
  * is in, unknown op, a field over its maximum, bytes left over); the
  * connection must be closed.
  */
 int	rdzv_proto_decode(const void *buf, size_t len, struct rdzv_msg *m,
-	    size_t *used, const char **why);
+	    size_t *used, char *err, size_t errlen);
+#define RDZV_PROTO_ERRLEN	64	/* room for every decoding error */
 
 /* Encode m into buf (cap bytes); the frame length, or -1 (unknown op,
  * a string over its maximum, or cap too small). */

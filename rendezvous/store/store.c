@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include "acl.h"
+#include "errbuf.h"
 #include "log.h"
 #include "store.h"
 #include "store_impl.h"
@@ -152,7 +153,7 @@ store_set_tcpstore_allow(struct store *st, const char *list, char *err,
 
 	if (list != NULL) {
 		if ((a = malloc(sizeof *a)) == NULL) {
-			snprintf(err, errlen, "out of memory");
+			errbuf_set(err, errlen, "out of memory");
 			return -1;
 		}
 		if (acl_parse(a, list, err, errlen) == -1) {

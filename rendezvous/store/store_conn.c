@@ -23,12 +23,17 @@
 #include "store.h"
 #include "store_impl.h"
 
-static const char *const store_cstate_names[STORE_C__COUNT] = {
+static const char *const store_cstate_names[] = {
 	"NEW", "TCPSTORE", "NATIVE", "CLOSING", "DEAD"
 };
 static const char *const store_dialect_names[] = {
 	"unknown", "1.13", "2.x", "native"
 };
+
+_Static_assert(sizeof(store_cstate_names) / sizeof(store_cstate_names[0]) ==
+    STORE_C__COUNT, "store_cstate_names does not match enum store_cstate");
+_Static_assert(sizeof(store_dialect_names) / sizeof(store_dialect_names[0])
+    == WIRE__DIALECTS, "store_dialect_names does not match wire_dialect");
 
 /* The name of a dialect for log lines. */
 static const char *

@@ -23,6 +23,7 @@
 #include <event2/event_struct.h>
 #include <event2/listener.h>
 
+#include "errbuf.h"
 #include "log.h"
 #include "sock.h"
 #include "store.h"
@@ -100,7 +101,7 @@ store_listen_add(struct store *st, int fd, char *err, size_t errlen)
 	struct store_listener *l;
 
 	if ((l = calloc(1, sizeof *l)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	l->st = st;
@@ -108,7 +109,7 @@ store_listen_add(struct store *st, int fd, char *err, size_t errlen)
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
 	    0, fd);	/* 0: already listening (-1 would re-listen with 128) */
 	if (l->lev == NULL) {
-		snprintf(err, errlen, "evconnlistener_new failed");
+		errbuf_set(err, errlen, "evconnlistener_new failed");
 		free(l);
 		return -1;
 	}
@@ -134,7 +135,7 @@ store_listen_bind_one(const struct addrinfo *ai, int port, char *err,
 	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
 	    SOCK_CLOEXEC, ai->ai_protocol);
 	if (fd == -1) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
+		errbuf_set(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -145,7 +146,7 @@ store_listen_bind_one(const struct addrinfo *ai, int port, char *err,
 	    listen(fd, STORE_BACKLOG) == -1) {
 		int saved = errno;
 
-		snprintf(err, errlen, "bind/listen port %d: %s", port,
+		errbuf_set(err, errlen, "bind/listen port %d: %s", port,
 		    strerror(saved));
 		close(fd);
 		errno = saved;
@@ -214,7 +215,7 @@ store_listen(struct store *st, const char *host, int port, int *bound_port,
 		host = NULL;
 	snprintf(serv, sizeof serv, "%d", port);
 	if ((rc = getaddrinfo(host, serv, &hints, &res)) != 0) {
-		snprintf(err, errlen, "%s: %s", host ? host : "*",
+		errbuf_set(err, errlen, "%s: %s", host ? host : "*",
 		    gai_strerror(rc));
 		return -1;
 	}
@@ -233,7 +234,7 @@ store_listen(struct store *st, const char *host, int port, int *bound_port,
 			ok++;
 	}
 	if (ok == 0) {
-		snprintf(err, errlen, "%s: %s", host ? host : "*", why);
+		errbuf_set(err, errlen, "%s: %s", host ? host : "*", why);
 		errno = n == 0 && bind_errno != 0 ? bind_errno : ENOMEM;
 		return -1;
 	}
@@ -251,7 +252,7 @@ store_adopt_listener(struct store *st, int fd, char *err, size_t errlen)
 	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
 	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1 ||
 	    fcntl(fd, F_SETFD, FD_CLOEXEC) == -1) {
-		snprintf(err, errlen, "fd %d: %s", fd, strerror(errno));
+		errbuf_set(err, errlen, "fd %d: %s", fd, strerror(errno));
 		return -1;
 	}
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);

@@ -7,12 +7,12 @@
 # fixed values, files after the script and for file options; then an
 # interactive bash in tmux completes with TAB as a user types
 # (--opt=value forms, where readline splits words at '=').
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 BC=/usr/share/bash-completion/bash_completion
 COMP=$TOP/completion/cgrun.bash
 command -v bash >/dev/null 2>&1 || skip "bash not installed"
 [ -f "$BC" ] || skip "bash-completion not installed (apt-get install bash-completion)"
-fail() { echo "FAIL: $*"; exit 1; }
 
 mkdir -p "$T/dir/sub"
 touch "$T/dir/train.py" "$T/dir/data.txt"
@@ -140,8 +140,7 @@ bind 'set bell-style none'
 cd $T/dir
 EOF
 sock=$T/tmux.sock
-cleanup_tmux() { tmux -S "$sock" kill-server 2>/dev/null; cleanup; }
-trap cleanup_tmux EXIT
+at_exit 'tmux -S "$sock" kill-server 2>/dev/null'
 # One session for the whole test keeps the server up: a server whose last
 # session ends exits, and a client that connects meanwhile fails.
 tmux -S "$sock" -f /dev/null new-session -d -s keep cat || fail "tmux: cannot start a server"

@@ -5,7 +5,6 @@
   store HOST PORT [N]       torch 1.13 dialect: SET, GET, ADD 5 to a counter
                             that must then read N (default 5); check replies
   http URL                  GET: print "STATUS", then the body
-  freeport                  print a free TCP port on 127.0.0.1
   wait FILE REGEX SECS      wait until a line of FILE matches; print it
   agent HOST PORT RUNID MODE  a native-protocol node (docs/protocol.md) that
                             joins RUNID (2 nodes wanted) and prints
@@ -82,13 +81,6 @@ def http(url):
         print(e.headers.get("Content-Type"))
 
 
-def freeport():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    print(s.getsockname()[1])
-    s.close()
-
-
 def wait(path, regex, secs):
     end = time.monotonic() + float(secs)
     pat = re.compile(regex)
@@ -147,5 +139,5 @@ def agent(host, port, run_id, mode):
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"notify": notify, "store": store, "http": http, "freeport": freeport,
+    {"notify": notify, "store": store, "http": http,
      "wait": wait, "agent": agent}[cmd](*args)

@@ -6,9 +6,10 @@
 # token refuses a daemon that has none.  With --tcpstore-allow, a TCPStore
 # client (a torch 2.x VALIDATE + PING handshake) from an address
 # outside the list is dropped, one inside it is served.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
-fail() { echo "FAIL: $*"; for f in "$T"/*.log; do echo "== $f"; tail -n 8 "$f"; done; exit 1; }
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
+on_fail() { for f in "$T"/*.log; do echo "== $f"; tail -n 8 "$f"; done; }
 
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/token"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/wrong"
@@ -92,7 +93,7 @@ echo "ok: tcpstore-allow: 127.0.0.3 $a, 127.0.0.2 $b"
 # An agent that hosts the rendezvous in-process (endpoint 127.0.0.1 on a
 # free port, no daemon) requires the token too: a node with it joins, one
 # with a wrong token is refused (the host waits for a second node).
-RDZVD_PORT=$("$PY113" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+RDZVD_PORT=$(free_port)
 for n in 2 3; do
 	agent "h$n" 127.0.0.$n --nnodes=2 --nproc-per-node=1 --rdzv-id=auth-host -v \
 		--rdzv-conf="$FAST_CONF" --auth-token-file="$T/token" --no-python "$T/w.sh"

@@ -5,9 +5,10 @@
 # left is forgotten after job-orphan-timeout, not after the 7-day
 # keep-alive its JOIN asked for; /status pages, stays valid UTF-8 JSON
 # with hostile names, and does not grow with the jobs beyond the page.
-. "$(dirname "$0")/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/daemon/lib.sh"
 "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.2", 0))' 2>/dev/null ||
-	{ echo "skip: cannot bind 127.0.0.2"; exit 77; }
+	skip "cannot bind 127.0.0.2"
 
 # run_case CASE [daemon flags...]: a fresh daemon, one case.
 run_case() {

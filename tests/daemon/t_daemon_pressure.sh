@@ -4,7 +4,8 @@
 # readers pause) while a healthy client is served; a request trickled one
 # byte at a time is cut off by request-timeout; a value of exactly
 # --max-value-size is stored and one byte more refused.
-. "$(dirname "$0")/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/daemon/lib.sh"
 
 # run_case CASE [daemon flags...]: a fresh daemon, one case.
 run_case() {

@@ -13,34 +13,10 @@
 # Then the restart budget survives a restart: a job with --max-restarts=3
 # that spent 2 gets exactly one more (the agents tell the new daemon what
 # was spent, SPENT), not 3 more.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 
-# restart_rdzvd [FLAGS...]: a new daemon on $RDZVD_PORT (the old one's log
-# kept); waits (5 s) for its whole "listening on" line.
-n_restarts=0
-restart_rdzvd() {
-	n_restarts=$((n_restarts + 1))
-	mv "$T/rdzvd.log" "$T/rdzvd.$n_restarts.log"
-	rm -f "$T/rdzvd.out"	# the child truncates it only once it runs
-	"$RDZVD" -d -v --host 127.0.0.1 --port "$RDZVD_PORT" "$@" \
-	    >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
-	RDZVD_PID=$!
-	PIDS="$PIDS $RDZVD_PID"
-	i=0
-	while ! grep -q "^listening on 127.0.0.1:$RDZVD_PORT\$" "$T/rdzvd.out" 2>/dev/null; do
-		[ $i -ge 100 ] && { echo "FAIL: no new daemon on port $RDZVD_PORT"; cat "$T/rdzvd.log"; exit 1; }
-		sleep 0.05; i=$((i + 1))
-	done
-}
-# wait_log FILE PATTERN WHAT: until FILE has PATTERN, at most 10 s.
-wait_log() {
-	i=0
-	while ! grep -q "$2" "$1"; do
-		[ $i -ge 100 ] && { echo "FAIL: $3 within 10 s"; stuck_report; exit 1; }
-		sleep 0.1; i=$((i + 1))
-	done
-}
 start_rdzvd -v
 first_pid=$RDZVD_PID
 export OUT="$T/out"
@@ -62,12 +38,12 @@ wait_count "$OUT/env.0.2.*" 2 30 "workers of round 0"
 kill -TERM "$first_pid"
 i=0
 while kill -0 "$first_pid" 2>/dev/null; do
-	[ $i -ge 20 ] && { echo "FAIL: cgrun-rdzvd still running 2 s after SIGTERM"; stuck_report; exit 1; }
+	[ $i -ge 20 ] && { stuck_report; fail "cgrun-rdzvd still running 2 s after SIGTERM"; }
 	sleep 0.1; i=$((i + 1))
 done
 wait "$first_pid"
 rc=$?
-[ $rc -eq 0 ] || { echo "FAIL: cgrun-rdzvd exited $rc on SIGTERM"; exit 1; }
+[ $rc -eq 0 ] || fail "cgrun-rdzvd exited $rc on SIGTERM"
 restart_rdzvd
 echo "ok: SIGTERM exited at once; a new daemon listens on port $RDZVD_PORT"
 
@@ -75,20 +51,20 @@ echo "ok: SIGTERM exited at once; a new daemon listens on port $RDZVD_PORT"
 for n in a b; do
 	i=0
 	while ! grep -q 'restored' "$T/$n.log"; do
-		[ $i -ge 100 ] && { echo "FAIL: agent $n did not reconnect within 10 s"; stuck_report; exit 1; }
+		[ $i -ge 100 ] && { stuck_report; fail "agent $n did not reconnect within 10 s"; }
 		sleep 0.1; i=$((i + 1))
 	done
 done
 touch "$OUT/go"
 for n in a b; do expect_exit $n 30 0; done
 starts=$(wc -l <"$OUT/starts")
-[ "$starts" -eq 2 ] || { echo "FAIL: $starts worker starts, want 2 (a worker was restarted)"; cat "$OUT/starts"; exit 1; }
+[ "$starts" -eq 2 ] || { cat "$OUT/starts"; fail "$starts worker starts, want 2 (a worker was restarted)"; }
 ls "$OUT"/env.* | grep -v '/env\.0\.' &&
-	{ echo "FAIL: a worker ran with TORCHELASTIC_RESTART_COUNT > 0"; exit 1; }
+	fail "a worker ran with TORCHELASTIC_RESTART_COUNT > 0"
 grep -l 'FAIL\|shutting down' "$T/a.log" "$T/b.log" &&
-	{ echo "FAIL: an agent heard the job fail"; exit 1; }
+	fail "an agent heard the job fail"
 grep -q 'exiting for a restart' "$T/rdzvd.1.log" ||
-	{ echo "FAIL: no restart line in the daemon's log"; cat "$T/rdzvd.1.log"; exit 1; }
+	{ cat "$T/rdzvd.1.log"; fail "no restart line in the daemon's log"; }
 echo "ok: the job finished with exit 0 through a daemon restart; 2 worker starts, restart count 0"
 
 # Phase 2: rank 1 fails once (round 1, restart count 1), then a restart.
@@ -117,10 +93,10 @@ touch "$OUT/go"
 for n in c d; do expect_exit $n 30 0; done
 starts=$(sort "$OUT/starts" | tr '\n' ' ')
 # Rank 0 of attempt 0 may be stopped before it records its start.
-case "$before" in *"0.1 1.0 1.1 ") ;; *) echo "FAIL: worker starts before the restart: $before"; exit 1 ;; esac
+case "$before" in *"0.1 1.0 1.1 ") ;; *) fail "worker starts before the restart: $before" ;; esac
 [ "$starts" = "$before" ] ||
-	{ echo "FAIL: worker starts $starts, were $before before the daemon restart"; exit 1; }
-ls "$OUT"/env.* | grep -q '/env\.2\.' && { echo "FAIL: a worker ran with restart count 2"; exit 1; }
+	fail "worker starts $starts, were $before before the daemon restart"
+ls "$OUT"/env.* | grep -q '/env\.2\.' && fail "a worker ran with restart count 2"
 echo "ok: round 1 (restart count 1) went on through a daemon restart; no worker restarted"
 
 # Phase 3: rank 0 is done before the restart, rank 1 still runs.
@@ -139,7 +115,7 @@ wait "$third_pid"
 restart_rdzvd --http-port=0
 i=0
 while ! hport=$(sed -n 's/^http listening on .*:\([0-9][0-9]*\)$/\1/p' "$T/rdzvd.out") || [ -z "$hport" ]; do
-	[ $i -ge 100 ] && { echo "FAIL: no http port"; exit 1; }
+	[ $i -ge 100 ] && fail "no http port"
 	sleep 0.05; i=$((i + 1))
 done
 common="--nnodes=2 --nproc-per-node=1 --rdzv-id=restart3 --max-restarts=0 --rdzv-conf=$FAST_CONF --no-python $T/w.sh"
@@ -164,12 +140,12 @@ restart_rdzvd
 # The new daemon forms round 0 from the agents' JOINs (their own round 0).
 i=0
 while ! grep -q 'round=0 decided' "$T/rdzvd.log"; do
-	[ $i -ge 100 ] && { echo "FAIL: no round decided by the new daemon within 10 s"; stuck_report; exit 1; }
+	[ $i -ge 100 ] && { stuck_report; fail "no round decided by the new daemon within 10 s"; }
 	sleep 0.1; i=$((i + 1))
 done
 touch "$OUT/go"
 for n in e f; do expect_exit $n 30 0; done
-[ "$(wc -l <"$OUT/starts")" -eq 2 ] || { echo "FAIL: worker starts: $(cat "$OUT/starts")"; exit 1; }
+[ "$(wc -l <"$OUT/starts")" -eq 2 ] || fail "worker starts: $(cat "$OUT/starts")"
 echo "ok: a restart while one node was DONE: the job finished, no worker restarted"
 
 # Phase 4: rank 1 fails at restart counts 0 and 1, then runs (count 2)
@@ -205,13 +181,13 @@ touch "$OUT/go"
 expect_exit h 30 3
 expect_exit g 30 75
 grep -q "no restarts are left (3/3 spent)" "$T/g.log" ||
-	{ echo "FAIL: g does not say the budget is spent:"; tail -n 20 "$T/g.log"; exit 1; }
+	{ tail -n 20 "$T/g.log"; fail "g does not say the budget is spent:"; }
 after=$(sort "$OUT/starts" | tr '\n' ' ')
 # After the daemon restart only restart count 3 ran (rank 0 of a count
 # may be stopped before it records its start).
 new=$(sort "$OUT/starts" | uniq -c | awk '$1 > 1 { print $2 }')
-[ -z "$new" ] || { echo "FAIL: workers started twice with the same restart count: $new (starts $after)"; exit 1; }
-case "$after" in *"1.3 ") ;; *) echo "FAIL: rank 1 did not run with restart count 3: $after"; exit 1 ;; esac
-ls "$OUT"/env.* | grep -q '/env\.4\.' && { echo "FAIL: a worker ran with restart count 4 (starts $after)"; exit 1; }
+[ -z "$new" ] || fail "workers started twice with the same restart count: $new (starts $after)"
+case "$after" in *"1.3 ") ;; *) fail "rank 1 did not run with restart count 3: $after" ;; esac
+ls "$OUT"/env.* | grep -q '/env\.4\.' && fail "a worker ran with restart count 4 (starts $after)"
 echo "ok: max_restarts=3 with 2 spent before a daemon restart: one more, then the job failed (starts before: $before; after: $after)"
 exit 0

@@ -4,17 +4,17 @@
 # they install into a fresh root with dpkg --root (maintainer scripts run
 # chrooted there), put their files where the man pages say, run, and
 # remove and purge cleanly.  Debian's packaging tools are needed; without
-# root the fresh-root part falls back to dpkg-deb -x.
-top=${CGRUN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+# root the packages are only unpacked (dpkg-deb -x) and the test, having
+# left a part out, ends as a skip.
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+top=$TOP
 for t in dpkg-buildpackage dh dpkg-checkbuilddeps; do
 	command -v $t >/dev/null 2>&1 || {
-		echo "$t not installed (Debian packages dpkg-dev, debhelper)"; exit 77; }
+		skip "$t not installed (Debian packages dpkg-dev, debhelper)"; }
 done
 (cd "$top" && dpkg-checkbuilddeps) 2>&1 || {
-	echo "build dependencies of debian/control are missing"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-deb.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+	skip "build dependencies of debian/control are missing"; }
+tmp=$T
 src=$tmp/src
 mkdir -p "$src"
 
@@ -33,22 +33,22 @@ start=$(date +%s)
 	dpkg-buildpackage -us -uc -b) >"$tmp/build.log" 2>&1
 rc=$?
 echo "dpkg-buildpackage: exit $rc in $(( $(date +%s) - start )) s"
-[ $rc -eq 0 ] || { tail -n 40 "$tmp/build.log"; echo "FAIL: dpkg-buildpackage"; exit 1; }
+[ $rc -eq 0 ] || { tail -n 40 "$tmp/build.log"; fail "dpkg-buildpackage"; }
 grep -E '^dpkg-deb: building package' "$tmp/build.log"
 debs=
 for p in cgrun cgrun-rdzvd libcgrun1 libcgrun-dev; do
 	d=$(ls "$tmp"/${p}_*.deb 2>/dev/null | head -n 1)
-	[ -n "$d" ] || { echo "FAIL: no $p package"; fail=1; continue; }
+	[ -n "$d" ] || { fail_later "no $p package"; continue; }
 	debs="$debs $d"
 done
-[ $fail -eq 0 ] || exit 1
+no_failures || exit 1
 
 # What each package must hold.
 check_has() {	# package path...
 	pkg=$1; shift
 	list=$(dpkg-deb -c "$tmp"/${pkg}_*.deb | awk '{print $6}' | sed 's|^\.||')
 	for f in "$@"; do
-		echo "$list" | grep -qx "$f" || { echo "FAIL: $pkg lacks $f"; fail=1; }
+		echo "$list" | grep -qx "$f" || fail_later "$pkg lacks $f"
 	done
 }
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
@@ -67,15 +67,15 @@ dpkg-deb -f "$tmp"/cgrun-rdzvd_*.deb Depends
 mkdir -p "$tmp/ctl"
 dpkg-deb -e "$tmp"/cgrun-rdzvd_*.deb "$tmp/ctl"
 grep -qx /etc/cgrun/rdzvd.conf "$tmp/ctl/conffiles" ||
-	{ echo "FAIL: /etc/cgrun/rdzvd.conf is not a conffile"; fail=1; }
+	fail_later "/etc/cgrun/rdzvd.conf is not a conffile"
 for u in cgrun-rdzvd.service cgrun-rdzvd.socket; do
 	grep -q "deb-systemd-helper enable '$u'" "$tmp/ctl/postinst" ||
-		{ echo "FAIL: postinst does not enable $u"; fail=1; }
+		fail_later "postinst does not enable $u"
 done
 grep -q "deb-systemd-invoke \$_dh_action 'cgrun-rdzvd.service' 'cgrun-rdzvd.socket'" \
-	"$tmp/ctl/postinst" || { echo "FAIL: postinst does not start the units"; fail=1; }
+	"$tmp/ctl/postinst" || fail_later "postinst does not start the units"
 [ "$(dpkg-deb -f "$tmp"/libcgrun1_*.deb Multi-Arch)" = same ] ||
-	{ echo "FAIL: libcgrun1 is not Multi-Arch: same"; fail=1; }
+	fail_later "libcgrun1 is not Multi-Arch: same"
 
 # A fresh root: an empty dpkg database and a shell for the chrooted
 # maintainer scripts (no systemd inside: they enable nothing there).
@@ -90,28 +90,28 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$root/bin" "$root/dev" "$root/var/lib/dpkg/in
 	mknod "$root/dev/null" c 1 3 2>/dev/null || : >"$root/dev/null"
 	# shellcheck disable=SC2086
 	dpkg --root="$root" --force-depends -i $debs >"$tmp/dpkg.log" 2>&1 ||
-		{ cat "$tmp/dpkg.log"; echo "FAIL: dpkg --root -i"; fail=1; }
+		{ cat "$tmp/dpkg.log"; fail_later "dpkg --root -i"; }
 	n=$(dpkg --root="$root" -l 'cgrun*' 'libcgrun*' | grep -c '^ii ')
-	[ "$n" -eq 4 ] || { dpkg --root="$root" -l; echo "FAIL: $n of 4 packages installed"; fail=1; }
+	[ "$n" -eq 4 ] || { dpkg --root="$root" -l; fail_later "$n of 4 packages installed"; }
 	echo "ok: 4 packages installed into a fresh root with dpkg --root"
 	fresh=1
 else
-	echo "note: not root: unpacking with dpkg-deb -x instead of dpkg --root"
+	skip_later "not root: the packages unpacked with dpkg-deb -x, not installed with dpkg --root (maintainer scripts not run)"
 	for d in $debs; do dpkg-deb -x "$d" "$root"; done
 	fresh=0
 fi
 
 # The binaries and the library run from there.
 lib=$root/usr/lib/$ma
-LD_LIBRARY_PATH=$lib "$root/usr/sbin/cgrun-rdzvd" --version || { echo "FAIL: cgrun-rdzvd --version"; fail=1; }
-LD_LIBRARY_PATH=$lib "$root/usr/bin/cgrun" --version || { echo "FAIL: cgrun --version"; fail=1; }
+LD_LIBRARY_PATH=$lib "$root/usr/sbin/cgrun-rdzvd" --version || fail_later "cgrun-rdzvd --version"
+LD_LIBRARY_PATH=$lib "$root/usr/bin/cgrun" --version || fail_later "cgrun --version"
 LD_LIBRARY_PATH=$lib "$root/usr/sbin/cgrun-rdzvd" -n --config="$root/etc/cgrun/rdzvd.conf" ||
-	{ echo "FAIL: the packaged rdzvd.conf does not pass -n"; fail=1; }
+	fail_later "the packaged rdzvd.conf does not pass -n"
 printf '#include <cgrun/cgrun.h>\n#include <stdio.h>\nint main(void){puts(cgrun_version());return 0;}\n' >"$tmp/c.c"
 flags=$(PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$lib/pkgconfig pkg-config --cflags --libs cgrun)
 # shellcheck disable=SC2086
 cc -o "$tmp/c" "$tmp/c.c" $flags && v=$(LD_LIBRARY_PATH=$lib "$tmp/c") ||
-	{ echo "FAIL: consumer of libcgrun-dev"; fail=1; }
+	fail_later "consumer of libcgrun-dev"
 echo "consumer built against libcgrun-dev prints: $v"
 
 # Every path the man pages' FILES sections name (under /etc, /usr, /lib)
@@ -122,20 +122,19 @@ for m in "$top"/man/*.[1-9]; do
 		case $f in /etc/*|/usr/*|/lib/*) ;; *) continue ;; esac
 		case $f in *cgrun.conf) continue ;; esac	# site file the admin writes
 		if [ -e "$root$f" ]; then echo "ok: $(basename "$m") FILES $f"
-		else echo "FAIL: $(basename "$m") names $f, no package has it"; fail=1; fi
+		else fail_later "$(basename "$m") names $f, no package has it"; fi
 	done
 done
 
 # Remove keeps the configuration; purge removes it; nothing is left.
 if [ $fresh = 1 ]; then
 	dpkg --root="$root" -r cgrun cgrun-rdzvd libcgrun-dev libcgrun1 >>"$tmp/dpkg.log" 2>&1 ||
-		{ cat "$tmp/dpkg.log"; echo "FAIL: dpkg -r"; fail=1; }
-	[ -f "$root/etc/cgrun/rdzvd.conf" ] || { echo "FAIL: remove deleted the conffile"; fail=1; }
-	[ -e "$root/usr/sbin/cgrun-rdzvd" ] && { echo "FAIL: remove left the daemon"; fail=1; }
+		{ cat "$tmp/dpkg.log"; fail_later "dpkg -r"; }
+	[ -f "$root/etc/cgrun/rdzvd.conf" ] || fail_later "remove deleted the conffile"
+	[ -e "$root/usr/sbin/cgrun-rdzvd" ] && fail_later "remove left the daemon"
 	dpkg --root="$root" -P cgrun cgrun-rdzvd libcgrun-dev libcgrun1 >>"$tmp/dpkg.log" 2>&1 ||
-		{ cat "$tmp/dpkg.log"; echo "FAIL: dpkg -P"; fail=1; }
+		{ cat "$tmp/dpkg.log"; fail_later "dpkg -P"; }
 	left=$(cd "$root" && find etc usr lib/systemd -type f 2>/dev/null)
-	[ -z "$left" ] || { echo "FAIL: left after purge: $left"; fail=1; }
-	[ $fail -eq 0 ] && echo "ok: removed and purged, nothing left"
+	[ -z "$left" ] || fail_later "left after purge: $left"
+	no_failures && echo "ok: removed and purged, nothing left"
 fi
-exit $fail

@@ -2,13 +2,12 @@
 # The systemd units of cgrun-rdzvd: `systemd-analyze verify` finds nothing
 # to say about them, and `systemd-analyze security --offline=true` rates
 # the service's exposure at 2.0 or lower.
-top=${CGRUN_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+top=$TOP
 units=$top/rendezvous/systemd
 command -v systemd-analyze >/dev/null 2>&1 || {
-	echo "systemd-analyze not installed (Debian package systemd)"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-units.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+	skip "systemd-analyze not installed (Debian package systemd)"; }
+tmp=$T
 
 # verify checks that ExecStart= is executable: point it at a binary that
 # exists here, keep everything else as installed.
@@ -18,13 +17,13 @@ sed "s|^ExecStart=/usr/sbin/cgrun-rdzvd|ExecStart=$bin|" \
 	"$units/cgrun-rdzvd.service" >"$tmp/cgrun-rdzvd.service"
 cp "$units/cgrun-rdzvd.socket" "$tmp/"
 grep -q "^ExecStart=$bin " "$tmp/cgrun-rdzvd.service" || {
-	echo "FAIL: ExecStart=/usr/sbin/cgrun-rdzvd not found in the unit"; fail=1; }
+	fail_later "ExecStart=/usr/sbin/cgrun-rdzvd not found in the unit"; }
 (cd "$tmp" && systemd-analyze verify --man=no cgrun-rdzvd.service \
 	cgrun-rdzvd.socket) >"$tmp/verify.out" 2>&1
 rc=$?
 cat "$tmp/verify.out"
 if [ $rc -ne 0 ] || [ -s "$tmp/verify.out" ]; then
-	echo "FAIL: systemd-analyze verify (exit $rc) is not silent"; fail=1
+	fail_later "systemd-analyze verify (exit $rc) is not silent"
 else
 	echo "ok: systemd-analyze verify is silent on both units"
 fi
@@ -35,19 +34,18 @@ fi
 grep -v '^✓' "$tmp/sec.out"
 level=$(sed -n 's/.*Overall exposure level for cgrun-rdzvd.service: \([0-9.]*\).*/\1/p' "$tmp/sec.out")
 if [ -z "$level" ]; then
-	echo "FAIL: no exposure level reported"; fail=1
+	fail_later "no exposure level reported"
 elif awk -v l="$level" 'BEGIN { exit !(l <= 2.0) }'; then
 	echo "ok: exposure level $level (target 2.0 or lower)"
 else
-	echo "FAIL: exposure level $level is above 2.0"; fail=1
+	fail_later "exposure level $level is above 2.0"
 fi
 
 # What the daemon relies on, which a tidy-up could silently drop.
 for kv in Type=notify DynamicUser=yes NoNewPrivileges=yes \
     ProtectSystem=strict 'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX'; do
 	grep -qx "$kv" "$units/cgrun-rdzvd.service" ||
-		{ echo "FAIL: cgrun-rdzvd.service lacks $kv"; fail=1; }
+		fail_later "cgrun-rdzvd.service lacks $kv"
 done
 grep -q '^ListenStream=' "$units/cgrun-rdzvd.socket" ||
-	{ echo "FAIL: cgrun-rdzvd.socket has no ListenStream="; fail=1; }
-exit $fail
+	fail_later "cgrun-rdzvd.socket has no ListenStream="

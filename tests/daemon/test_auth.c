@@ -287,8 +287,8 @@ START_TEST(engine_handshake)
 	ck_assert(auth_verify(&skey, AUTH_ROLE_SERVER, c->msgs[0].nonce, CN,
 	    c->msgs[1].proof));
 	ck_assert_int_eq(c->msgs[2].op, RDZV_OP_WELCOME);
-	/* the version this server speaks: 2 (asked) and SPENT */
-	ck_assert_int_eq(c->msgs[2].version, RDZV_PROTO_VERSION_SPENT);
+	/* the version this server speaks: 2 (asked), SPENT and RESUME */
+	ck_assert_int_eq(c->msgs[2].version, RDZV_PROTO_VERSION_RESUME);
 	/* and rendezvous operations work from now on */
 	rdzv_proto_init(&j, RDZV_OP_KEEPALIVE);
 	ck_assert_int_eq(rdzv_peer_msg(c->peer, &j), -1);	/* before JOIN */

@@ -148,10 +148,12 @@ START_TEST(test_journal_fallback)
 	char path[] = "/tmp/cgrun-svc-XXXXXX", env[64], buf[256];
 	struct stat st;
 	ssize_t n;
-	int fd = mkstemp(path);
+	int fd;
 
 	if (access("/run/systemd/journal/socket", F_OK) == 0)
-		return;	/* a real journal would take the line: nothing to read */
+		SKIP_CASE("a journald runs here (/run/systemd/journal/socket): "
+		    "it would take the line");
+	fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	unlink(path);
 	ck_assert_int_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);

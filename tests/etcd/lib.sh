@@ -2,22 +2,16 @@
 # cluster on loopback (tests/etcd/cluster.sh; the script skips with the
 # harness' reason where etcd cannot run) and cgrun agents on loopback
 # addresses 127.0.0.2, ... using it with --rdzv-backend=etcd-v3.  Sourced
-# after tests/interop/lib.sh and tests/multinode/lib.sh (T, PIDS, skip,
-# envworker, wait_agent, expect_exit, wait_count), whose `agent` it
-# replaces.  The cluster is stopped and its data removed on exit.
+# after tests/lib.sh, tests/interop/lib.sh and tests/multinode/lib.sh (T,
+# track, skip, envworker, wait_agent, expect_exit, wait_count), whose
+# `agent` it replaces.  The cluster is stopped on exit, after the agents.
 
-ECL=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-etcd.XXXXXX")
+ECL=$(tmpdir etcd)
 ETCDCTL="env ETCDCTL_API=3 etcdctl --command-timeout=3s"
 # Fast etcd rendezvous timers: a lost node is seen within 3 s.
 ETCD_CONF=${ETCD_CONF:-keep_alive_interval=0.5,keep_alive_max_attempt=6,last_call_timeout=1,join_timeout=60,read_timeout=10,request_timeout=1}
 
-# Agents first (interop's cleanup), then the cluster.
-etcd_cleanup() {
-	cleanup
-	sh "$TOP/tests/etcd/cluster.sh" down "$ECL" >/dev/null 2>&1
-	rm -rf "$ECL"
-}
-trap etcd_cleanup EXIT
+at_exit 'sh "$TOP/tests/etcd/cluster.sh" down "$ECL" >/dev/null 2>&1'
 
 # etcd_up [N]: start the cluster or skip; sets ETCD_ENDPOINTS and friends.
 etcd_up() {
@@ -25,7 +19,7 @@ etcd_up() {
 	case $? in
 	0) ;;
 	77) skip "$(echo "$out" | tail -n 1)" ;;
-	*) echo "FAIL: etcd cluster: $out"; exit 1 ;;
+	*) fail "etcd cluster: $out" ;;
 	esac
 	. "$ECL/cluster.env"
 }
@@ -54,13 +48,13 @@ agent() {
 	"$CGRUN" -v --rdzv-backend=etcd-v3 --rdzv-endpoint="$ETCD_ENDPOINTS" \
 		--local-addr="$addr" "$@" >"$T/$name.log" 2>&1 </dev/null &
 	echo $! >"$T/$name.pid"
-	PIDS="$PIDS $!"
+	track $!
 }
 
 # expect_in NAME TEXT: the agent's log says TEXT.
 expect_in() {
 	grep -q -- "$2" "$T/$1.log" ||
-		{ echo "FAIL: $1 does not say \"$2\"; its log:"; tail -n 30 "$T/$1.log"; exit 1; }
+		{ tail -n 30 "$T/$1.log"; fail "$1 does not say \"$2\"; its log:"; }
 }
 
 # go_workers: $OUT (exported), the env-recording worker $T/w.sh, and a
@@ -90,9 +84,9 @@ etcd_heal() {
 one_round() {
 	expect_exit "$1" 60 0
 	expect_exit "$2" 60 0
-	[ "$(ls "$OUT"/env.* | wc -l)" = 2 ] || { echo "FAIL: more than one round: $(ls "$OUT")"; exit 1; }
+	[ "$(ls "$OUT"/env.* | wc -l)" = 2 ] || fail "more than one round: $(ls "$OUT")"
 	for f in "$OUT"/env.0.2.0 "$OUT"/env.0.2.1; do
-		grep -q "RESTART_COUNT=0 " "$f" || { echo "FAIL: $f: $(cat "$f")"; exit 1; }
+		grep -q "RESTART_COUNT=0 " "$f" || fail "$f: $(cat "$f")"
 	done
 }
 
@@ -103,7 +97,7 @@ quorum_lost() {
 	expect_exit "$1" 20 75
 	expect_exit "$2" 20 75
 	EL=$(($(date +%s) - T0))
-	[ "$EL" -le "$3" ] || { echo "FAIL: the lost quorum took $EL s to fail the job"; exit 1; }
+	[ "$EL" -le "$3" ] || fail "the lost quorum took $EL s to fail the job"
 	expect_in "$1" "lost the etcd cluster: no keep-alive answered for 3 s"
 	expect_in "$2" "lost the etcd cluster: no keep-alive answered for 3 s"
 }

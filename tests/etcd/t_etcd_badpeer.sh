@@ -12,11 +12,12 @@
 # broke its watch and watches again at most once per read (about two a
 # second with keep_alive_interval=0.5), not in a busy loop.
 # t_etcd_faults.sh has the closed port and the HTML page.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
-. "$CGRUN_TOP/tests/etcd/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
+. "$TOP/tests/etcd/lib.sh"
 python3 "$TOP/tests/etcd/fake.py" garbage huge drip silent deep badjson >"$T/fake.ports" &
-PIDS="$PIDS $!"
+track $!
 wait_file "$T/fake.ports" $! 10 "the fake endpoints' ports"
 until [ "$(wc -l <"$T/fake.ports")" = 6 ]; do sleep 0.05; done
 port() {
@@ -30,7 +31,7 @@ while read -r mode p; do
 		--rdzv-conf=read_timeout=3,request_timeout=0.5 --nnodes=2 --no-python true \
 		>"$T/$mode.log" 2>&1 </dev/null &
 	echo $! >"$T/$mode.pid"
-	PIDS="$PIDS $!"
+	track $!
 done <"$T/fake.ports"
 # want MODE TEXT: the agent exited 75 and its last line names the member
 # and says TEXT.
@@ -39,7 +40,7 @@ want() {
 	last=$(tail -n 1 "$T/$1.log")
 	case $last in
 	*"cannot reach the etcd cluster within read_timeout (3 s)"*"http://127.0.0.1:$(port "$1"): $2"*) echo "$1: $last" ;;
-	*) echo "FAIL: $1: unclear last line: $last"; exit 1 ;;
+	*) fail "$1: unclear last line: $last" ;;
 	esac
 }
 want garbage "Received HTTP/0.9"
@@ -49,7 +50,7 @@ want silent "Operation timed out after"
 want deep "not an etcd v3 gateway answer (HTTP 200, nesting too deep)"
 want badjson "not an etcd v3 gateway answer (HTTP 200, a number field is not a number)"
 el=$(($(date +%s) - t0))
-[ "$el" -le 8 ] || { echo "FAIL: six bad endpoints took $el s"; exit 1; }
+[ "$el" -le 8 ] || fail "six bad endpoints took $el s"
 echo "ok: six kinds of non-etcd endpoint fail with 75 in $el s, naming the member"
 
 # First in the list, before the real members: the job runs.
@@ -60,13 +61,13 @@ c2="--nnodes=2 --nproc-per-node=1 --rdzv-conf=$ETCD_CONF --no-python $T/w.sh"
 "$CGRUN" -v --rdzv-backend=etcd-v3 --rdzv-endpoint="127.0.0.1:$(port huge),$ETCD_ENDPOINTS" \
 	--local-addr=127.0.0.2 --rdzv-id=mixed $c2 >"$T/m2.log" 2>&1 </dev/null &
 echo $! >"$T/m2.pid"
-PIDS="$PIDS $!"
+track $!
 "$CGRUN" -v --rdzv-backend=etcd-v3 --rdzv-endpoint="127.0.0.1:$(port silent),$ETCD_ENDPOINTS" \
 	--local-addr=127.0.0.3 --rdzv-id=mixed $c2 >"$T/m3.log" 2>&1 </dev/null &
 echo $! >"$T/m3.pid"
-PIDS="$PIDS $!"
+track $!
 one_round m2 m3
-[ -z "$(etcd_keys mixed)" ] || { echo "FAIL: keys left: $(etcd_keys mixed)"; exit 1; }
+[ -z "$(etcd_keys mixed)" ] || fail "keys left: $(etcd_keys mixed)"
 echo "ok: a non-etcd member first in the list costs one try; the job runs"
 
 # Behind proxies that break every watch: the job runs on reads (3 s of
@@ -74,7 +75,7 @@ echo "ok: a non-etcd member first in the list costs one try; the job runs"
 rm -f "$OUT"/env.* "$OUT/go"
 python3 "$TOP/tests/etcd/fake.py" "brokenwatch=$ETCD_MEMBER_1" "brokenwatch=$ETCD_MEMBER_2" \
 	"brokenwatch=$ETCD_MEMBER_3" >"$T/proxy.ports" &
-PIDS="$PIDS $!"
+track $!
 wait_file "$T/proxy.ports" $! 10 "the proxies' ports"
 until [ "$(wc -l <"$T/proxy.ports")" = 3 ]; do sleep 0.05; done
 ETCD_ENDPOINTS=$(sed 's/^brokenwatch /127.0.0.1:/' "$T/proxy.ports" | paste -sd,)
@@ -90,6 +91,6 @@ for n in w2 w3; do
 	k=$(grep -c "watch on .* ended: http://127.0.0.1:[0-9]*: not an etcd v3 gateway answer" "$T/$n.log")
 	echo "$n: $k broken watches in $el s"
 	[ "$k" -ge 1 ] && [ "$k" -le $((el * 3 + 10)) ] ||
-		{ echo "FAIL: $n watched $k times in $el s"; tail -n 5 "$T/$n.log"; exit 1; }
+		{ tail -n 5 "$T/$n.log"; fail "$n watched $k times in $el s"; }
 done
 echo "ok: broken watches are named and retried once per read; the job ran"

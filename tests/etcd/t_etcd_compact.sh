@@ -11,10 +11,11 @@
 # mid-rendezvous (the frozen agent was the first to wait; the second joins
 # meanwhile; the round of two forms and runs).  The agents' leases outlive the freeze
 # (keep_alive_interval=1 x 30), so only the watch is at stake.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 ETCD_CONF=keep_alive_interval=1,keep_alive_max_attempt=30,last_call_timeout=1,join_timeout=60,read_timeout=10,request_timeout=2
-. "$CGRUN_TOP/tests/etcd/lib.sh"
+. "$TOP/tests/etcd/lib.sh"
 etcd_up 3
 go_workers
 c2="--nnodes=2 --nproc-per-node=1 --rdzv-conf=$ETCD_CONF --no-python $T/w.sh"
@@ -28,14 +29,14 @@ m1=${ETCD_MEMBER_1#*://}
 compact_under() {
 	rev=$(python3 "$TOP/tests/etcd/flood.py" "$m1" "/cgrun/v1/$1/junk/" 2000 32768 \
 		"$(echo "$ETCD_ENDPOINTS" | sed 's|http://||g')") ||
-		{ echo "FAIL: flood: $rev"; exit 1; }
+		fail "flood: $rev"
 	$ETCDCTL --endpoints="$ETCD_ENDPOINTS" del --prefix "/cgrun/v1/$1/junk/" >/dev/null
 	rev=$($ETCDCTL --endpoints="$ETCD_ENDPOINTS" get / -w fields |
 		sed -n 's/^"Revision" : //p')
 	$ETCDCTL --endpoints="$ETCD_ENDPOINTS" compact --physical "$rev" >/dev/null ||
-		{ echo "FAIL: etcdctl compact $rev"; exit 1; }
+		fail "etcdctl compact $rev"
 	$ETCDCTL --endpoints="$ETCD_ENDPOINTS" defrag >/dev/null ||
-		{ echo "FAIL: etcdctl defrag"; exit 1; }
+		fail "etcdctl defrag"
 	echo "compacted at revision $rev"
 	COMPACTED=$rev
 }
@@ -62,7 +63,7 @@ kill -CONT "$(agent_pid g3)"
 wait_compacted g3
 touch "$OUT/go"
 one_round g2 g3
-[ -z "$(etcd_keys compactjob)" ] || { echo "FAIL: keys left: $(etcd_keys compactjob)"; exit 1; }
+[ -z "$(etcd_keys compactjob)" ] || fail "keys left: $(etcd_keys compactjob)"
 echo "ok: a watch compacted away mid-job"
 
 # Mid-rendezvous: r2 waits alone for a second node and is frozen; the
@@ -73,7 +74,7 @@ rm -f "$OUT"/env.* "$OUT/go"
 agent r2 127.0.0.2 --rdzv-id=compactrdzv $c2
 i=0
 until grep -q "none -> joining" "$T/r2.log"; do
-	[ $i -ge 200 ] && { echo "FAIL: r2 does not wait:"; tail -n 20 "$T/r2.log"; exit 1; }
+	[ $i -ge 200 ] && { tail -n 20 "$T/r2.log"; fail "r2 does not wait:"; }
 	sleep 0.1; i=$((i + 1))
 done
 kill -STOP "$(agent_pid r2)"
@@ -86,6 +87,6 @@ wait_compacted r2
 touch "$OUT/go"
 one_round r2 r3
 grep -q "GROUP_RANK=0 GROUP_WORLD_SIZE=2 " "$OUT/env.0.2.0" ||
-	{ echo "FAIL: r2's worker: $(cat "$OUT/env.0.2.0")"; exit 1; }
-[ -z "$(etcd_keys compactrdzv)" ] || { echo "FAIL: keys left: $(etcd_keys compactrdzv)"; exit 1; }
+	fail "r2's worker: $(cat "$OUT/env.0.2.0")"
+[ -z "$(etcd_keys compactrdzv)" ] || fail "keys left: $(etcd_keys compactrdzv)"
 echo "ok: a watch compacted away mid-rendezvous"

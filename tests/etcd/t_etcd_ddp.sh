@@ -5,9 +5,10 @@
 # the job restarts on both nodes through the two remaining members,
 # resumes from its checkpoint and ends with final weights identical to an
 # uninterrupted run's.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
-. "$CGRUN_TOP/tests/etcd/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
+. "$TOP/tests/etcd/lib.sh"
 need_torch113
 TRAIN=$TOP/examples/ddp/train.py
 [ -f "$TRAIN" ] || skip "examples/ddp/train.py is not there"
@@ -25,7 +26,7 @@ run() {
 			--steps 16 --ckpt-every 4 --ckpt-dir "$T/$name/ckpt" --out "$T/$name/final.pt" \
 			>"$T/$name.n$n.log" 2>&1 </dev/null &
 		echo $! >"$T/$name.n$n.pid"
-		PIDS="$PIDS $!"
+		track $!
 	done
 }
 digest() {
@@ -37,22 +38,22 @@ expect_exit plain.n3 180 0
 run crash CRASH_AT_STEP=9 CRASH_RANK=3
 i=0
 until grep -q "workers started attempt=0" "$T/crash.n3.log"; do
-	[ $i -ge 600 ] && { echo "FAIL: the crash run did not start"; tail "$T/crash.n3.log"; exit 1; }
+	[ $i -ge 600 ] && { tail "$T/crash.n3.log"; fail "the crash run did not start"; }
 	sleep 0.1; i=$((i + 1))
 done
-l=$(etcd_leader) || { echo "FAIL: no etcd leader"; exit 1; }
+l=$(etcd_leader) || fail "no etcd leader"
 etcd_kill "$l"
 echo "killed etcd leader m$l while the workers train"
 expect_exit crash.n2 180 0
 expect_exit crash.n3 180 0
-grep -q "injected crash before step 9" "$T/crash.n3.log" || { echo "FAIL: no crash injected"; cat "$T/crash.n3.log"; exit 1; }
+grep -q "injected crash before step 9" "$T/crash.n3.log" || { cat "$T/crash.n3.log"; fail "no crash injected"; }
 for n in 2 3; do
 	grep -q "workers started attempt=1 " "$T/crash.n$n.log" ||
-		{ echo "FAIL: node $n did not restart its workers"; tail -n 30 "$T/crash.n$n.log"; exit 1; }
+		{ tail -n 30 "$T/crash.n$n.log"; fail "node $n did not restart its workers"; }
 done
 a=$(digest plain) b=$(digest crash)
 echo "plain sha256=$a"
 echo "crash sha256=$b"
-[ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: final weights differ (or missing)"; exit 1; }
-cmp "$T/plain/final.pt" "$T/crash/final.pt" || { echo "FAIL: final weight files differ"; exit 1; }
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "final weights differ (or missing)"
+cmp "$T/plain/final.pt" "$T/crash/final.pt" || fail "final weight files differ"
 echo "ok: DDP over etcd, leader killed, crash restarted through the quorum left, same weights"

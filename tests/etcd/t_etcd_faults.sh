@@ -12,9 +12,10 @@
 #    fails a new agent within read_timeout;
 #  - an unreachable endpoint and an endpoint that is not etcd fail with 75
 #    and a clear message within read_timeout.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
-. "$CGRUN_TOP/tests/etcd/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
+. "$TOP/tests/etcd/lib.sh"
 etcd_up 3
 go_workers
 c2="--nnodes=2 --nproc-per-node=1 --rdzv-conf=$ETCD_CONF --no-python $T/w.sh"
@@ -24,20 +25,20 @@ c2="--nnodes=2 --nproc-per-node=1 --rdzv-conf=$ETCD_CONF --no-python $T/w.sh"
 # round, no restart, exit 0.
 agent k2 127.0.0.2 --rdzv-id=leader $c2
 sleep 1
-l=$(etcd_leader) || { echo "FAIL: no etcd leader"; exit 1; }
+l=$(etcd_leader) || fail "no etcd leader"
 etcd_kill "$l"
 echo "killed etcd leader m$l while k2 waited"
 agent k3 127.0.0.3 --rdzv-id=leader $c2
 wait_count "$OUT/env.0.2.*" 2 30 "workers of the round formed after the leader died"
 sh "$TOP/tests/etcd/cluster.sh" restart "$ECL" "$l"
 sleep 2
-l2=$(etcd_leader) || { echo "FAIL: no etcd leader after m$l came back"; exit 1; }
+l2=$(etcd_leader) || fail "no etcd leader after m$l came back"
 etcd_kill "$l2"
 echo "killed etcd leader m$l2 mid-job"
 sleep 1
 touch "$OUT/go"
 one_round k2 k3
-[ -z "$(etcd_keys leader)" ] || { echo "FAIL: keys left: $(etcd_keys leader)"; exit 1; }
+[ -z "$(etcd_keys leader)" ] || fail "keys left: $(etcd_keys leader)"
 sh "$TOP/tests/etcd/cluster.sh" restart "$ECL" "$l2"
 echo "ok: etcd leader killed mid-rendezvous and mid-job"
 
@@ -73,7 +74,7 @@ wait_count "$OUT/env.0.2.*" 2 30 "workers of the 2-node round"
 kill -9 "$(agent_pid e3)"
 expect_exit e2 30 0
 grep -q "GROUP_RANK=0 GROUP_WORLD_SIZE=1 .*RESTART_COUNT=0 " "$OUT/env.0.1.0" ||
-	{ echo "FAIL: the 1-node round: $(cat "$OUT/env.0.1.0" 2>&1)"; exit 1; }
+	fail "the 1-node round: $(cat "$OUT/env.0.1.0" 2>&1)"
 expect_in e2 "was lost"
 echo "ok: elastic job survives SIGKILL of one agent"
 
@@ -88,7 +89,7 @@ expect_exit f2 30 0
 kill -CONT "$(agent_pid f3)"
 expect_exit f3 30 75
 grep -q "lost the etcd cluster\|lease .* expired" "$T/f3.log" ||
-	{ echo "FAIL: f3 does not say it lost its lease:"; tail -n 5 "$T/f3.log"; exit 1; }
+	{ tail -n 5 "$T/f3.log"; fail "f3 does not say it lost its lease:"; }
 tail -n 1 "$T/f3.log"
 echo "ok: an agent frozen past its lease is out; the job went on without it"
 
@@ -117,22 +118,22 @@ agent nq 127.0.0.2 --rdzv-id=noquorum --rdzv-conf="$ETCD_CONF,read_timeout=3" \
 	--nnodes=2 --nproc-per-node=1 --no-python "$T/w.sh"
 expect_exit nq 20 75
 el=$(($(date +%s) - t0))
-[ "$el" -le 6 ] || { echo "FAIL: no quorum at start took $el s"; cat "$T/nq.log"; exit 1; }
+[ "$el" -le 6 ] || { cat "$T/nq.log"; fail "no quorum at start took $el s"; }
 expect_in nq "cannot reach the etcd cluster within read_timeout (3 s)"
 echo "ok: no quorum at start: 75 in $el s"
 
 # Nothing listens at the endpoint / the endpoint is not etcd: 75 within
 # read_timeout (2 s) plus a margin, with a clear message.
-dead=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+dead=$(free_port)
 t0=$(date +%s)
 "$CGRUN" --rdzv-backend=etcd-v3 --rdzv-endpoint="127.0.0.1:$dead" --rdzv-id=x \
 	--rdzv-conf=read_timeout=2,request_timeout=0.5 --nnodes=2 --no-python true \
 	>"$T/u.log" 2>&1
 rc=$?
 el=$(($(date +%s) - t0))
-[ "$rc" = 75 ] && [ "$el" -le 10 ] || { echo "FAIL: unreachable: exit $rc after $el s"; cat "$T/u.log"; exit 1; }
+[ "$rc" = 75 ] && [ "$el" -le 10 ] || { cat "$T/u.log"; fail "unreachable: exit $rc after $el s"; }
 grep -q "cannot reach the etcd cluster within read_timeout (2 s)" "$T/u.log" ||
-	{ echo "FAIL: unreachable: unclear message:"; cat "$T/u.log"; exit 1; }
+	{ cat "$T/u.log"; fail "unreachable: unclear message:"; }
 python3 -c '
 import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):
@@ -143,13 +144,13 @@ class H(http.server.BaseHTTPRequestHandler):
 s = http.server.HTTPServer(("127.0.0.1", 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()' >"$T/web.port" 2>/dev/null &
-PIDS="$PIDS $!"
+track $!
 wait_file "$T/web.port" $! 10 "the web server's port"
 "$CGRUN" --rdzv-backend=etcd-v3 --rdzv-endpoint="127.0.0.1:$(cat "$T/web.port")" --rdzv-id=x \
 	--rdzv-conf=read_timeout=2,request_timeout=0.5 --nnodes=2 --no-python true \
 	>"$T/n.log" 2>&1
 rc=$?
 [ "$rc" = 75 ] && grep -q "not an etcd v3 gateway answer" "$T/n.log" ||
-	{ echo "FAIL: not etcd: exit $rc:"; cat "$T/n.log"; exit 1; }
+	{ cat "$T/n.log"; fail "not etcd: exit $rc:"; }
 cat "$T/u.log" "$T/n.log"
 echo "ok: unreachable and non-etcd endpoints fail with 75"

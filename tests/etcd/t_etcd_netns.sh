@@ -16,9 +16,10 @@
 # and requests to them hang rather than fail): every agent stops its
 # workers and exits 75 naming the keep-alive window, within it plus a
 # margin; healed, the cluster is whole again.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
-. "$CGRUN_TOP/tests/etcd/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
+. "$TOP/tests/etcd/lib.sh"
 export CGRUN_ETCD_NETNS=1
 etcd_up 3
 go_workers
@@ -28,7 +29,7 @@ c2="--nnodes=2 --nproc-per-node=1 --rdzv-conf=$ETCD_CONF --no-python $T/w.sh"
 wait_log() {
 	i=0
 	until grep -q -- "$2" "$T/$1.log"; do
-		[ $i -ge $(($3 * 10)) ] && { echo "FAIL: $1 never said \"$2\":"; tail -n 20 "$T/$1.log"; exit 1; }
+		[ $i -ge $(($3 * 10)) ] && { tail -n 20 "$T/$1.log"; fail "$1 never said \"$2\":"; }
 		sleep 0.1; i=$((i + 1))
 	done
 }
@@ -58,7 +59,7 @@ touch "$OUT/go"
 one_round p2 p3
 etcd_heal 1
 healthy
-[ -z "$(etcd_keys cutrdzv)" ] || { echo "FAIL: keys left: $(etcd_keys cutrdzv)"; exit 1; }
+[ -z "$(etcd_keys cutrdzv)" ] || fail "keys left: $(etcd_keys cutrdzv)"
 echo "ok: a member cut mid-rendezvous"
 
 # Mid-job: the leader cut while the workers run; the job ends in its round.
@@ -66,7 +67,7 @@ rm -f "$OUT"/env.* "$OUT/go"
 agent j2 127.0.0.2 --rdzv-id=cutjob $c2
 agent j3 127.0.0.3 --rdzv-id=cutjob $c2
 wait_count "$OUT/env.0.2.*" 2 30 "workers before the cut"
-l=$(etcd_leader) || { echo "FAIL: no etcd leader"; exit 1; }
+l=$(etcd_leader) || fail "no etcd leader"
 etcd_cut "$l"
 echo "cut the leader m$l mid-job"
 sleep 1
@@ -87,7 +88,7 @@ agent d3 127.0.0.3 --rdzv-id=cutfirst $cd
 wait_count "$OUT/env.0.2.*" 2 30 "workers with the first member cut"
 el=$(($(date +%s) - t0))
 echo "formed in $el s with the first member cut"
-[ "$el" -le 10 ] || { echo "FAIL: the first member cut stalled the round for $el s"; stuck_report; exit 1; }
+[ "$el" -le 10 ] || { stuck_report; fail "the first member cut stalled the round for $el s"; }
 expect_in d2 "lease .* via http://$ETCD_MEMBER_2"
 touch "$OUT/go"
 one_round d2 d3
@@ -105,7 +106,7 @@ one_round h2 h3
 r1=$($ETCDCTL --endpoints="$ETCD_MEMBER_1" get / -w fields --consistency=s | sed -n 's/^"Revision" : //p')
 r2=$($ETCDCTL --endpoints="$ETCD_MEMBER_2" get / -w fields --consistency=s | sed -n 's/^"Revision" : //p')
 echo "revisions after healing: m1 $r1, m2 $r2"
-[ -n "$r1" ] && [ "$r1" = "$r2" ] || { echo "FAIL: m1 at revision $r1, m2 at $r2"; exit 1; }
+[ -n "$r1" ] && [ "$r1" = "$r2" ] || fail "m1 at revision $r1, m2 at $r2"
 echo "ok: healed member serves again"
 
 # Quorum lost to a partition mid-job: 75 on every node within the
@@ -119,7 +120,7 @@ etcd_cut 3
 T0=$(date +%s)
 quorum_lost q2 q3 15
 left=$(pgrep -f "$T/w.sh" || true)
-[ -z "$left" ] || { echo "FAIL: workers left running: $left"; exit 1; }
+[ -z "$left" ] || fail "workers left running: $left"
 etcd_heal 2
 etcd_heal 3
 healthy

@@ -9,9 +9,10 @@
 # node exits with its worker's status and the other with 75; "etcd" and
 # "etcd-v2" are the same backend (-v says cgrun speaks v3); and no key is
 # left in etcd once a job ended.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
-. "$CGRUN_TOP/tests/etcd/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
+. "$TOP/tests/etcd/lib.sh"
 etcd_up 3
 export OUT="$T/out"
 mkdir -p "$OUT"
@@ -25,14 +26,14 @@ expect_exit a2 60 0
 expect_exit a3 60 0
 for r in 0 1 2 3; do
 	f="$OUT/env.0.2.$r"
-	[ -f "$f" ] || { echo "FAIL: rank $r did not run"; ls "$OUT"; exit 1; }
+	[ -f "$f" ] || { ls "$OUT"; fail "rank $r did not run"; }
 	g=$((r / 2))
 	case "$(cat "$f")" in
 	*"WORLD_SIZE=4 GROUP_RANK=$g GROUP_WORLD_SIZE=2 "*"MASTER_ADDR=127.0.0.2 "*"RESTART_COUNT=0 RUN_ID=two") ;;
-	*) echo "FAIL: rank $r: $(cat "$f")"; exit 1 ;;
+	*) fail "rank $r: $(cat "$f")" ;;
 	esac
 done
-[ -z "$(etcd_keys two)" ] || { echo "FAIL: keys left: $(etcd_keys two)"; exit 1; }
+[ -z "$(etcd_keys two)" ] || fail "keys left: $(etcd_keys two)"
 echo "ok: two agents"
 
 # Three agents, under the names etcd and etcd-v2 as well.
@@ -45,10 +46,10 @@ agent b3 127.0.0.3 $c3
 for n in b2 b3 b4; do expect_exit $n 60 0; done
 for r in 0 1 2; do
 	grep -q "GROUP_RANK=$r GROUP_WORLD_SIZE=3 .*MASTER_ADDR=127.0.0.2 " "$OUT/env.0.3.$r" ||
-		{ echo "FAIL: 3 agents, rank $r: $(cat "$OUT/env.0.3.$r" 2>&1)"; exit 1; }
+		fail "3 agents, rank $r: $(cat "$OUT/env.0.3.$r" 2>&1)"
 done
 expect_in b2 "cgrun speaks etcd's v3 API"
-[ -z "$(etcd_keys three)" ] || { echo "FAIL: keys left: $(etcd_keys three)"; exit 1; }
+[ -z "$(etcd_keys three)" ] || fail "keys left: $(etcd_keys three)"
 echo "ok: three agents"
 
 # Spares and scale-up: --nnodes=1:2, a first agent runs alone after the
@@ -74,7 +75,7 @@ wait_count "$OUT/env.0.2.*" 2 30 "the round of 2 after the second agent joined"
 agent s4 127.0.0.4 $ce
 i=0
 until grep -q "waits as a spare" "$T/s4.log"; do
-	[ $i -ge 100 ] && { echo "FAIL: s4 is not a spare:"; cat "$T/s4.log"; exit 1; }
+	[ $i -ge 100 ] && { cat "$T/s4.log"; fail "s4 is not a spare:"; }
 	sleep 0.1; i=$((i + 1))
 done
 touch "$OUT/go"
@@ -89,9 +90,9 @@ expect_exit x3 15 75
 expect_in x3 "rendezvous id shape is in use by another job (nnodes 1:1"
 expect_exit x2 30 0
 grep -q "GROUP_RANK=1 GROUP_WORLD_SIZE=2 .*RESTART_COUNT=0 " "$OUT/env.0.2.1" ||
-	{ echo "FAIL: scale-up round: $(cat "$OUT/env.0.2.1")"; exit 1; }
+	fail "scale-up round: $(cat "$OUT/env.0.2.1")"
 expect_in s2 "joined"
-[ -z "$(ls "$OUT"/env.*.3.* 2>/dev/null)" ] || { echo "FAIL: the spare ran workers"; exit 1; }
+[ -z "$(ls "$OUT"/env.*.3.* 2>/dev/null)" ] || fail "the spare ran workers"
 rm -f "$OUT/go" "$OUT/hook.sh"
 echo "ok: scale-up into a running job, a spare beyond max, another shape refused"
 
@@ -116,9 +117,9 @@ agent n3 127.0.0.3 --rdzv-id=restart --max-restarts=2 $c2
 for n in n2 n3; do expect_exit $n 60 0; done
 for r in 0 1 2 3; do
 	grep -q "RESTART_COUNT=1 " "$OUT/env.1.2.$r" 2>/dev/null ||
-		{ echo "FAIL: rank $r in attempt 1: $(cat "$OUT/env.1.2.$r" 2>&1)"; exit 1; }
+		fail "rank $r in attempt 1: $(cat "$OUT/env.1.2.$r" 2>&1)"
 done
-[ -z "$(ls "$OUT"/env.2.* 2>/dev/null)" ] || { echo "FAIL: a second restart happened"; exit 1; }
+[ -z "$(ls "$OUT"/env.2.* 2>/dev/null)" ] || fail "a second restart happened"
 echo "ok: restart on all nodes with one budget"
 
 # No restarts left: the failing node exits 3, the other 75, both say why.
@@ -128,5 +129,5 @@ agent m3 127.0.0.3 --rdzv-id=nobudget --max-restarts=0 $c2
 expect_exit m3 30 3
 expect_exit m2 30 75
 expect_in m2 "no restarts are left (0/0 spent)"
-[ -z "$(etcd_keys nobudget)" ] || { echo "FAIL: keys left: $(etcd_keys nobudget)"; exit 1; }
+[ -z "$(etcd_keys nobudget)" ] || fail "keys left: $(etcd_keys nobudget)"
 echo "ok: spent budget ends every node"

@@ -293,8 +293,7 @@ START_TEST(values_round_trip)
 	static const char *const m[] = { "a", "b" };
 	struct er_state *s = calloc(1, sizeof(*s));
 	struct er_node n;
-	const char *why;
-	char *j;
+	char why[ER_WHY_MAX], *j;
 
 	state(ER_RUNNING, 4, 2, 3, 1, 2);
 	members(m, 2);
@@ -303,7 +302,8 @@ START_TEST(values_round_trip)
 	v->state.world = 4;
 	snprintf(v->state.why, sizeof(v->state.why), "say \"hi\"");
 	j = er_state_json(&v->state);
-	ck_assert_int_eq(er_state_parse(j, strlen(j), s, &why), 0);
+	ck_assert_int_eq(er_state_parse(j, strlen(j), s, why,
+	    sizeof(why)), 0);
 	free(j);
 	ck_assert_int_eq(s->phase, ER_RUNNING);
 	ck_assert_uint_eq(s->round, 4);
@@ -313,21 +313,24 @@ START_TEST(values_round_trip)
 	ck_assert_str_eq(s->why, "say \"hi\"");
 	node("x", "h9", 3, ER_FAILED_ST, 1);
 	j = er_node_json(&v->nodes[0]);
-	ck_assert_int_eq(er_node_parse(j, strlen(j), &n, &why), 0);
+	ck_assert_int_eq(er_node_parse(j, strlen(j), &n, why,
+	    sizeof(why)), 0);
 	free(j);
 	ck_assert_str_eq(n.host, "h9");
 	ck_assert_str_eq(n.why, "");
 	ck_assert_int_eq(n.st, ER_FAILED_ST);
 	snprintf(v->nodes[0].why, sizeof(v->nodes[0].why), "rank \"0\" hung");
 	j = er_node_json(&v->nodes[0]);
-	ck_assert_int_eq(er_node_parse(j, strlen(j), &n, &why), 0);
+	ck_assert_int_eq(er_node_parse(j, strlen(j), &n, why,
+	    sizeof(why)), 0);
 	free(j);
 	ck_assert_str_eq(n.why, "rank \"0\" hung");
 	ck_assert_uint_eq(n.round, 3);
 	ck_assert_int_eq(n.node_rank, -1);
 	v->nodes[0].node_rank = 5;
 	j = er_node_json(&v->nodes[0]);
-	ck_assert_int_eq(er_node_parse(j, strlen(j), &n, &why), 0);
+	ck_assert_int_eq(er_node_parse(j, strlen(j), &n, why,
+	    sizeof(why)), 0);
 	free(j);
 	ck_assert_int_eq(n.node_rank, 5);
 	free(s);
@@ -355,21 +358,25 @@ START_TEST(values_not_ours)
 	};
 	struct er_state *s = calloc(1, sizeof(*s));
 	struct er_node n;
-	const char *why;
+	char why[ER_WHY_MAX];
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		ck_assert_msg(er_node_parse(bad[i], strlen(bad[i]), &n, &why)
-		    == -1, "accepted %s", bad[i]);
-		ck_assert_int_eq(er_state_parse(bad[i], strlen(bad[i]), s,
-		    &why), -1);
+		why[0] = '\0';
+		ck_assert_msg(er_node_parse(bad[i], strlen(bad[i]), &n, why,
+		    sizeof(why)) == -1, "accepted %s", bad[i]);
+		ck_assert_msg(why[0] != '\0', "no reason for %s", bad[i]);
+		why[0] = '\0';
+		ck_assert_int_eq(er_state_parse(bad[i], strlen(bad[i]), s, why,
+		    sizeof(why)), -1);
+		ck_assert_msg(why[0] != '\0', "no reason for %s", bad[i]);
 	}
 	/* members beyond max */
 	ck_assert_int_eq(er_state_parse("{\"round\":0,\"phase\":\"running\","
 	    "\"restarts\":0,\"max_restarts\":0,\"min\":1,\"max\":1,\"started\":1,"
 	    "\"members\":[{\"id\":\"a\",\"nproc\":1},{\"id\":\"b\",\"nproc\":1}],"
 	    "\"addr\":\"\",\"port\":0,\"world\":2,\"why\":\"\",\"culprit\":\"\"}",
-	    250, s, &why), -1);
+	    250, s, why, sizeof(why)), -1);
 	free(s);
 }
 END_TEST

@@ -23,8 +23,9 @@
 # reconnections authenticate again; FAULT_AUTH=0 runs without.
 # Ends with a line "faults: runs=R injected=I correct=C lost=L" and exits
 # 0 only if every run finished correctly (77 when nothing could run).
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 SCEN=${FAULT_SCENARIOS:-worker agent rdzvd netns}
 SEED=${FAULT_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 echo "faults: seed=$SEED scenarios=\"$SCEN\" (FAULT_SEED=$SEED replays)"
@@ -54,8 +55,8 @@ workers_of() {
 	pgrep -P "$1" 2>/dev/null | tr '\n' ' '
 }
 
-# alive PIDS: the pids of PIDS still running (not zombies).
-alive() {
+# alive_of PIDS: the pids of PIDS still running (not zombies).
+alive_of() {
 	for p in $1; do
 		s=$(awk '{ print $3 }' "/proc/$p/stat" 2>/dev/null)
 		[ -n "$s" ] && [ "$s" != Z ] && printf '%s ' "$p"
@@ -88,7 +89,7 @@ ddp_start() {
 			$DDP --ckpt-dir "$T/$1/ckpt" --out "$T/$1/final.pt" \
 			>"$T/$1.n$n.log" 2>&1 </dev/null &
 		echo $! >"$T/$1.n$n.pid"
-		PIDS="$PIDS $!"
+		track $!
 	done
 }
 
@@ -193,7 +194,7 @@ agent_case() {
 	kill -9 "$p" || { bad "agent $p gone before the kill"; return; }
 	INJ=$((INJ + 1))
 	sleep 1
-	left=$(alive "$ws")
+	left=$(alive_of "$ws")
 	if [ -n "$left" ]; then
 		bad "agent case $1: workers $left of the killed agent alive 1 s later"
 		kill -9 $left
@@ -234,7 +235,7 @@ rdzvd_restart() {
 	rm -f "$T/rdzvd2.out"
 	"$RDZVD" -d --host 127.0.0.1 --port "$RDZVD_PORT" $AUTH >"$T/rdzvd2.out" 2>>"$T/rdzvd.log" &
 	RDZVD_PID=$!
-	PIDS="$PIDS $RDZVD_PID"
+	track $RDZVD_PID
 	wait_file "$T/rdzvd2.out" "$RDZVD_PID" 20 "cgrun-rdzvd restarted on port $RDZVD_PORT"
 }
 
@@ -252,7 +253,7 @@ rdzvd_case() {
 	rdzvd_restart
 	INJ=$((INJ + 1))
 	sleep 2
-	now=$(alive "$before")
+	now=$(alive_of "$before")
 	[ "$now" = "$before" ] || { bad "rdzvd case $1: workers $before, alive after the restart: $now"; return; }
 	# A worker fails: the next round must form on the new daemon.
 	kill -9 "$(cat "$OUT/w.2.0.3")"

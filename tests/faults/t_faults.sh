@@ -5,8 +5,8 @@
 # SIGKILLed and restarted under a running job.  The network partition runs
 # in tests/multinode/t_multinode_netns.sh already.  FAULT_RUNS, FAULT_SEED and
 # FAULT_SCENARIOS override.  55 s on 2 cores (4 min under heavy load).
-: "${CGRUN_TOP:?}"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 FAULT_RUNS=${FAULT_RUNS:-5} FAULT_AGENT_RUNS=${FAULT_AGENT_RUNS:-1} \
 FAULT_RDZVD_RUNS=${FAULT_RDZVD_RUNS:-1} \
 FAULT_SCENARIOS=${FAULT_SCENARIOS:-worker agent rdzvd} \
-	exec timeout 600 sh "$CGRUN_TOP/tests/faults/driver.sh"
+	timeout 600 sh "$TOP/tests/faults/driver.sh"

@@ -17,10 +17,10 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct etcd_reply r;
-	const char *why;
+	char why[ETCD_JSON_ERRLEN];
 	size_t i;
 
-	if (etcd_json_parse((const char *)data, size, &r, &why) !=
+	if (etcd_json_parse((const char *)data, size, &r, why, sizeof(why)) !=
 	    ETCD_JSON_OK)
 		return 0;
 	if (r.nkvs > ETCD_KVS_MAX)

@@ -38,9 +38,9 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *p = data, *end = data + size;
-	const char *s, *why;
+	const char *s;
 	size_t len;
-	char *j;
+	char why[ER_WHY_MAX], *j;
 
 	memset(&v, 0, sizeof(v));
 	v.min = 1 + (size & 3);
@@ -51,10 +51,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	v.join_over = (size >> 5) & 1;
 	v.join_ms = 1000;
 	if ((s = value(&p, end, &len)) != NULL &&
-	    er_state_parse(s, len, &v.state, &why) == -1)
+	    er_state_parse(s, len, &v.state, why, sizeof(why)) == -1)
 		memset(&v.state, 0, sizeof(v.state));
 	while ((s = value(&p, end, &len)) != NULL && v.nnodes < ER_NODES_MAX)
-		if (er_node_parse(s, len, &v.nodes[v.nnodes], &why) == 0) {
+		if (er_node_parse(s, len, &v.nodes[v.nnodes], why,
+		    sizeof(why)) == 0) {
 			snprintf(v.nodes[v.nnodes].id, ER_ID_MAX, "n%zu",
 			    v.nnodes % 5);
 			v.nodes[v.nnodes].create_rev = (int64_t)v.nnodes;
@@ -65,7 +66,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((j = er_state_json(&next)) == NULL)
 		return 0;
 	if (next.min >= 1 && next.max >= next.min &&
-	    er_state_parse(j, strlen(j), &back, &why) == -1)
+	    er_state_parse(j, strlen(j), &back, why, sizeof(why)) == -1)
 		abort();	/* we wrote what we cannot read */
 	free(j);
 	return 0;

@@ -25,10 +25,10 @@ static void
 fp_prefix(const uint8_t *buf, size_t plen)
 {
 	struct rdzv_msg m;
-	const char *why;
+	char why[RDZV_PROTO_ERRLEN];
 	size_t used = 0;
 
-	fp_assert(rdzv_proto_decode(buf, plen, &m, &used, &why) ==
+	fp_assert(rdzv_proto_decode(buf, plen, &m, &used, why, sizeof(why)) ==
 	    RDZV_PROTO_MORE);
 }
 
@@ -38,7 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static unsigned char out[4 + RDZV_FRAME_MAX + 64];
 	struct rdzv_msg m;
-	const char *why;
+	char why[RDZV_PROTO_ERRLEN];
 	unsigned char *small;
 	size_t off = 0, used, p;
 	ssize_t n;
@@ -46,9 +46,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (frames = 0; off < size && frames < 1000; frames++) {
 		used = 0;
-		rc = rdzv_proto_decode(data + off, size - off, &m, &used, &why);
+		why[0] = '\0';
+		rc = rdzv_proto_decode(data + off, size - off, &m, &used, why,
+		    sizeof(why));
 		if (rc == RDZV_PROTO_ERROR) {
-			fp_assert(why != NULL);
+			fp_assert(why[0] != '\0');
 			break;
 		}
 		if (rc == RDZV_PROTO_MORE)

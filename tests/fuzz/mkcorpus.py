@@ -136,6 +136,26 @@ SPENT = frame(0x88, struct.pack("<I", 2))
 put("fuzz_rdzv", "spent", two_nodes + rec(0, SPENT) + rec(1, SPENT) +
     rec(0, FAILED) + rec(0, STOPPED) + rec(1, STOPPED))
 put("fuzz_rdzv_proto", "spent", SPENT)
+
+
+# A restarted daemon, version 4: before JOIN each agent says what it
+# carries from its last round (RESUME): round, restarts, its place, what
+# its workers did (0 running .. 4 stopped) and a failure's text.
+def resume(rnd, restarts, grank, workers, text=""):
+    return frame(0x89, u32(rnd, restarts) + struct.pack("<i", grank) +
+                 u32(2, 2 * grank, 4) + st("127.0.0.1") +
+                 struct.pack("<H", 29500) + bytes([workers]) + st(text))
+
+
+put("fuzz_rdzv_proto", "resume", resume(3, 1, 0, 2, "rank 1 exited 13"))
+put("fuzz_rdzv", "resume-failed", rec(0, HELLO + resume(0, 0, 0, 2, "x") +
+    join(host="a", pid=1)) + rec(1, HELLO + resume(0, 0, 1, 0) +
+    join(host="b", pid=2)))
+put("fuzz_rdzv", "resume-goes-on", rec(0, HELLO + resume(2, 1, 0, 1) +
+    join(host="a", pid=1)) + rec(1, HELLO + resume(2, 1, 1, 0) +
+    join(host="b", pid=2)) + rec(1, DONE))
+put("fuzz_rdzv", "resume-known", two_nodes + rec(1, HELLO +
+    resume(0, 0, 1, 2, "y") + join(host="b", pid=2), 0x80))
 put("fuzz_rdzv", "reconnect", two_nodes + rec(1, HELLO + join(host="b", pid=2), 0x80) +
     rec(2, HELLO + join(host="c", pid=3, mn=1, mx=3)) + rec(2, LEAVE))
 # Authenticated handshake (protocol version 2): HELLO v2, then AUTH with

@@ -1,13 +1,11 @@
 # Helpers of the hang tests (tests/hang/t_hang_*.sh): a 4-rank DDP job
 # (tests/hang/hang_train.py, examples/ddp/train.py with a hang injected)
 # under cgrun, and the checks of cgrun's hang diagnosis.  Sourced after
-# tests/interop/lib.sh (T, PIDS, skip, need_torch*).
+# tests/lib.sh and tests/interop/lib.sh (T, fail, skip, need_torch*).
 
-CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 HANG_TRAIN=$TOP/tests/hang/hang_train.py
 HANG_STEPS=20
 
-fail() { echo "FAIL: $*"; exit 1; }
 
 # need_watchdog: skip unless cgrun has the hang watchdog (--hang-timeout).
 need_watchdog() {

@@ -8,9 +8,10 @@
 # the same weights as an uninterrupted 2-node run.  When the first node
 # restarts because the rendezvous asked, its line names node 1's rank 2
 # and where it hung.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
-. "$CGRUN_TOP/tests/hang/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
+. "$TOP/tests/hang/lib.sh"
 need_torch113
 need_watchdog
 start_rdzvd
@@ -31,7 +32,7 @@ run() {
 			--ckpt-dir "$T/$name/ckpt" --out "$T/$name/final.pt" \
 			>"$T/$name.n$n.log" 2>&1 </dev/null &
 		echo $! >"$T/$name.n$n.pid"
-		PIDS="$PIDS $!"
+		track $!
 	done
 	expect_exit "$name.n2" 240 0
 	expect_exit "$name.n3" 240 0

@@ -2,12 +2,14 @@
 # Issue 13 with a native libcgrun worker (tests/hang/hang_worker.c): 4
 # ranks meet at a store barrier every step; rank 1 blocks forever in
 # hang_here() before step 5 of the first attempt.  With --hang-timeout=2
-# --hang-progress=output cgrun takes every rank's native stack (gdb where
-# installed, and /proc with CGRUN_STACK_TOOLS=none), names rank 1 in
-# hang_here as the root cause (the others wait in the barrier), writes the
-# stacks to the log directory, restarts once, and every rank finishes.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/hang/lib.sh"
+# --hang-progress=output cgrun takes every rank's native stack (gdb, a
+# skip where it is not installed, and /proc with CGRUN_STACK_TOOLS=none),
+# names rank 1 in hang_here as the root cause (the others wait in the
+# barrier), writes the stacks to the log directory, restarts once, and
+# every rank finishes.
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/hang/lib.sh"
 need_watchdog
 command -v cc >/dev/null || skip "no C compiler (cc) to build tests/hang/hang_worker.c"
 cc -O1 -g -Wall -Wextra -Werror -I"$TOP/include" -o "$T/hang_worker" \
@@ -43,7 +45,7 @@ if command -v gdb >/dev/null; then
 		grep -q 'in cgrun_barrier ' || fail "gdb: rank 0 not seen in cgrun_barrier"
 	echo "ok: gdb stacks: rank 1 in hang_here named, ranks 0,2,3 in cgrun_barrier"
 else
-	echo "note: gdb not installed; only the /proc fallback is tested"
+	skip_later "gdb not installed: only the /proc fallback tested (apt-get install gdb)"
 fi
 
 native_run proc none

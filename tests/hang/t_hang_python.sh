@@ -9,8 +9,9 @@
 # ranks 0,1,3 in wait_for_peers and name rank 2 in hang_here
 # (hang_py.py:N) as the root cause, the stacks file holds every rank's
 # dump, nothing is stopped before, and the job restarts once and ends.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/hang/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/hang/lib.sh"
 need_watchdog
 PY=$(command -v python3) || skip "no python3"
 

@@ -8,8 +8,9 @@
 # hang_train.py:N), the stacks of every rank are in the log directory,
 # nothing is stopped before they were taken, the job restarts once and
 # ends with the same weights as an uninterrupted run.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/hang/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/hang/lib.sh"
 need_torch113
 need_watchdog
 ddp_hang_suite "$PY113" "torch 1.13"

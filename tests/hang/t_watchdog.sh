@@ -16,14 +16,12 @@
 #    FileTimer FIFO should be: usage errors (exit 2) naming the problem,
 #    the file left alone; junk, foreign and overlong FileTimer lines are
 #    logged and ignored, the job unharmed, the FIFO removed at exit.
-: "${CGRUN_BIN:?}"
-top=${CGRUN_TOP:?}
-b=${CGRUN_BUILD:?}
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-wd.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+top=$TOP
+b=$BUILD_DIR
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; for f in "$T"/*.out; do echo "== $f"; tail -n 30 "$f"; done; exit 1; }
-command -v bash >/dev/null || { echo "skip: no bash for the workers"; exit 77; }
+on_fail() { for f in "$T"/*.out; do echo "== $f"; tail -n 30 "$f"; done; }
+command -v bash >/dev/null || skip "no bash for the workers"
 
 # A worker: beats BEATS times every 0.1 s, then (rank HANG, attempt 0)
 # blocks; else exits 0.

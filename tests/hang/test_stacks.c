@@ -439,7 +439,7 @@ END_TEST
 START_TEST(collect_gdb)
 {
 	if (access("/usr/bin/gdb", X_OK) != 0)
-		return;		/* gdb not installed: /proc above */
+		SKIP_CASE("/usr/bin/gdb not installed (apt-get install gdb)");
 	collect_native("gdb", "stacks_test_hang_here", "gdb ===");
 }
 END_TEST

@@ -330,8 +330,8 @@ START_TEST(wd_filetimer)
 	wd_run(5);
 	ck_assert_int_eq(ngot, 1);
 	ck_assert_int_eq(got.lr, 0);
-	ck_assert_int_eq(got.pid, getpid());
-	ck_assert_int_eq(got.sig, 10);
+	ck_assert_int_eq(got.kill_pid, getpid());
+	ck_assert_int_eq(got.kill_sig, 10);
 	ck_assert_str_eq(got.source, "filetimer");
 	ck_assert_ptr_nonnull(strstr(got.why, "train.py#3"));
 	watchdog_free(wd);

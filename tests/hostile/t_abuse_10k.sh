@@ -5,7 +5,8 @@
 # --idle-timeout, a client that never reads dropped past --max-output,
 # huge lengths and garbage refused at once): tests/hostile/abuse_10k.py.  After the
 # job, every idle connection must still be served and the daemon alive.
-. "$CGRUN_TOP/tests/interop/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
 need_torch113
 NIDLE=${IDLE_CONNS:-10000}
 hard=$(ulimit -Hn)
@@ -18,28 +19,28 @@ start=$(date +%s)
 IDLE_CONNS=$NIDLE timeout 300 "$PY113" "$TOP/tests/hostile/abuse_10k.py" "$RDZVD_PORT" $idle_ms \
 	"$T/ready" "$T/stop" >"$T/abuse.log" 2>&1 &
 ABUSE=$!
-PIDS="$PIDS $ABUSE"
+track $ABUSE
 i=0
 while [ ! -f "$T/ready" ]; do
 	kill -0 "$ABUSE" 2>/dev/null || { wait "$ABUSE"; rc=$?; cat "$T/abuse.log";
-		[ $rc -eq 77 ] && skip "$(tail -n 1 "$T/abuse.log")"; echo "FAIL: abusers exited $rc before ready"; exit 1; }
-	[ $i -ge 1200 ] && { cat "$T/abuse.log"; echo "FAIL: $NIDLE idle connections not open after 60 s"; exit 1; }
+		[ $rc -eq 77 ] && skip "$(tail -n 1 "$T/abuse.log")"; fail "abusers exited $rc before ready"; }
+	[ $i -ge 1200 ] && { cat "$T/abuse.log"; fail "$NIDLE idle connections not open after 60 s"; }
 	sleep 0.05
 	i=$((i + 1))
 done
 cat "$T/abuse.log"
 conns=$(ls /proc/"$RDZVD_PID"/fd | wc -l)
 echo "daemon holds $conns descriptors"
-[ "$conns" -ge "$NIDLE" ] || { echo "FAIL: daemon has $conns descriptors, want >= $NIDLE"; exit 1; }
+[ "$conns" -ge "$NIDLE" ] || fail "daemon has $conns descriptors, want >= $NIDLE"
 t0=$(date +%s)
-gloo_job "$PY113" "$RDZVD_PORT" || { echo "FAIL: gloo job under abuse"; tail -n 20 "$T/rdzvd.log"; exit 1; }
+gloo_job "$PY113" "$RDZVD_PORT" || { tail -n 20 "$T/rdzvd.log"; fail "gloo job under abuse"; }
 echo "gloo job done under abuse in $(( $(date +%s) - t0 ))s"
 touch "$T/stop"
 wait "$ABUSE"
 rc=$?
 cat "$T/abuse.log" | tail -n +2
-[ $rc -eq 0 ] || { echo "FAIL: abusers: exit $rc"; tail -n 20 "$T/rdzvd.log"; exit 1; }
-kill -0 "$RDZVD_PID" 2>/dev/null || { echo "FAIL: cgrun-rdzvd died"; exit 1; }
-grep -q 'idle timeout' "$T/rdzvd.log" || { echo "FAIL: no idle timeout logged"; exit 1; }
-grep -q 'slow reader' "$T/rdzvd.log" || { echo "FAIL: no slow reader logged"; exit 1; }
+[ $rc -eq 0 ] || { tail -n 20 "$T/rdzvd.log"; fail "abusers: exit $rc"; }
+kill -0 "$RDZVD_PID" 2>/dev/null || fail "cgrun-rdzvd died"
+grep -q 'idle timeout' "$T/rdzvd.log" || fail "no idle timeout logged"
+grep -q 'slow reader' "$T/rdzvd.log" || fail "no slow reader logged"
 echo "ok in $(( $(date +%s) - start ))s"

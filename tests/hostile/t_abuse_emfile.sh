@@ -4,16 +4,17 @@
 # clients already connected keep being served, and once descriptors are
 # freed the waiting connections are accepted and answered without
 # reconnecting.
-. "$CGRUN_TOP/tests/interop/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
 [ -x "$PY113" ] || skip "$PY113 not installed"
-[ -x "$RDZVD" ] || { echo "FAIL: $RDZVD not built"; exit 1; }
+[ -x "$RDZVD" ] || fail "$RDZVD not built"
 (ulimit -n 64 && exec "$RDZVD" -d --host 127.0.0.1 --port 0) >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
 RDZVD_PID=$!
-PIDS="$PIDS $RDZVD_PID"
+track $RDZVD_PID
 i=0
 until grep -q '^listening on ' "$T/rdzvd.out"; do
-	kill -0 "$RDZVD_PID" 2>/dev/null || { cat "$T/rdzvd.log"; echo "FAIL: daemon exited"; exit 1; }
-	[ $i -ge 400 ] && { echo "FAIL: no 'listening on' after 20 s"; exit 1; }
+	kill -0 "$RDZVD_PID" 2>/dev/null || { cat "$T/rdzvd.log"; fail "daemon exited"; }
+	[ $i -ge 400 ] && fail "no 'listening on' after 20 s"
 	sleep 0.05
 	i=$((i + 1))
 done
@@ -75,6 +76,6 @@ round_trip(fresh, 100)
 print("ok new connections served again")
 EOF
 rc=$?
-[ $rc -eq 0 ] || { tail -n 20 "$T/rdzvd.log"; echo "FAIL: EMFILE behaviour (exit $rc)"; exit 1; }
-kill -0 "$RDZVD_PID" 2>/dev/null || { echo "FAIL: daemon died"; exit 1; }
+[ $rc -eq 0 ] || { tail -n 20 "$T/rdzvd.log"; fail "EMFILE behaviour (exit $rc)"; }
+kill -0 "$RDZVD_PID" 2>/dev/null || fail "daemon died"
 echo "ok daemon alive; $(grep -c 'accept paused' "$T/rdzvd.log") 'accept paused' log lines"

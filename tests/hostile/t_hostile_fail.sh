@@ -3,13 +3,11 @@
 # cannot run exits 127 (not found) or 126 (cannot run) once, with a line
 # naming it, without spawning a single rank and without spending restarts;
 # a c10d endpoint that can never work is refused at once with 2.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
 RUNAS= BIN=$CGRUN_BIN
 hold=
-trap '[ -n "$hold" ] && kill "$hold" 2>/dev/null; rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; sed 's/^/  cgrun: /' err 2>/dev/null | tail -10; exit 1; }
+on_fail() { sed 's/^/  cgrun: /' err 2>/dev/null | tail -10; }
 # The interpreter records every call: a missing script must never reach it.
 cat > py.sh <<'P'
 #!/bin/sh
@@ -88,16 +86,16 @@ unreachable() {
 	grep -q "cannot reach the rendezvous endpoint $1 within" err ||
 	    fail "unreachable $1: the endpoint is not named"
 }
-python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' > free.port
+free_port > free.port
 free=$(cat free.port)
 unreachable "127.0.0.1:$free" join_timeout=2 2000
 grep -q "retrying, giving up if not connected within 2.0 s (join_timeout)" err ||
 	fail "refused endpoint: no line saying it retries and for how long"
 unreachable "127.0.0.1:$free" read_timeout=1.5 1500
 grep -q "(read_timeout)" err || fail "refused endpoint: read_timeout not named"
-python3 "${CGRUN_TOP:?}/tests/hostile/full_backlog.py" > full.port &
+python3 "$TOP/tests/hostile/full_backlog.py" > full.port &
 hold=$!
-i=0; until [ -s full.port ]; do [ $i -ge 100 ] && fail "no backlog server"; sleep 0.05; i=$((i + 1)); done
+wait_for 5 "the backlog server's port" test -s full.port
 unreachable "127.0.0.1:$(cat full.port)" join_timeout=2 2000
 kill "$hold"; hold=
 echo "unreachable endpoints: said at once, given up within the timeout"

@@ -5,11 +5,9 @@
 # and why; the exit status stays the job's (0 here, cgrun.1 Output); a
 # stdout whose reader stops reading holds cgrun at most 10 s; a stdout
 # that works says nothing.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; sed 's/^/  cgrun: /' err 2>/dev/null | tail -10; exit 1; }
+on_fail() { sed 's/^/  cgrun: /' err 2>/dev/null | tail -10; }
 job="--nproc-per-node=2 --no-python sh -c"
 
 # The reader goes away before the workers write (EPIPE).

@@ -7,13 +7,10 @@
 # 2. Signals during a stop are forwarded as themselves: TERM then HUP then
 #    QUIT reach the workers as TERM, HUP, QUIT (not TERM three times); the
 #    exit status stays the first signal's (128 + 15).
-: "${CGRUN_BIN:?}"
-. "${CGRUN_TOP:?}/tests/hostile/lib.sh"
-T=$(mktemp -d) || exit 1
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/hostile/lib.sh"
 cd "$T" || exit 1
 agent=
-cleanup() { [ -n "$agent" ] && kill -9 "$agent" 2>/dev/null; cat pids helpers 2>/dev/null | xargs -r kill -9 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
 count_ready() { [ "$(cat ready.* 2>/dev/null | wc -l)" -ge "$1" ]; }
 agent_gone() { ! kill -0 "$agent" 2>/dev/null; }
 got_lines() { [ "$(cat got.* 2>/dev/null | wc -l)" -ge "$1" ]; }
@@ -22,10 +19,10 @@ start() {
 	rm -f ready.* pids helpers got.* out err
 	"$CGRUN_BIN" --nproc-per-node="$nw" "$@" ./worker.sh > out 2> err &
 	agent=$!
-	wait_for 10 count_ready "$nw" || fail "workers did not start"
+	poll_for 10 count_ready "$nw" || fail "workers did not start"
 }
 finish() {
-	wait_for 40 agent_gone || fail "agent still running"
+	poll_for 40 agent_gone || fail "agent still running"
 	wait "$agent"; rc=$?; agent=
 	[ "$rc" -eq "$1" ] || fail "agent exited $rc, want $1"
 }
@@ -63,9 +60,9 @@ echo "--signal-group: USR1 reaches the whole group"
 # 2. TERM, HUP, QUIT during one stop: each forwarded as itself.
 MODE=stop start 1 --shutdown-timeout=30
 kill -TERM "$agent"
-wait_for 10 got_lines 1 || fail "TERM not forwarded"
+poll_for 10 got_lines 1 || fail "TERM not forwarded"
 kill -HUP "$agent"
-wait_for 10 got_lines 2 || fail "HUP not forwarded"
+poll_for 10 got_lines 2 || fail "HUP not forwarded"
 kill -QUIT "$agent"
 finish $((128 + 15))
 [ "$(cat got.0 | tr '\n' ' ')" = "TERM HUP QUIT " ] || fail "stop: the worker saw: $(cat got.0 | tr '\n' ' ') (want TERM HUP QUIT)"

@@ -4,7 +4,8 @@
 # and kept, many are cut at --max-output-total (the worst first, logged
 # with its bytes); the daemon's RSS stays bounded and a healthy client
 # gets the right value throughout.
-. "$(dirname "$0")/../daemon/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/daemon/lib.sh"
 
 daemon_start unread --max-value-size=1M --output-high-water=2M \
     --max-output-total=16M

@@ -4,21 +4,15 @@
 # reads, thousands of idle connections; a healthy client is served
 # throughout (tests/hostile/store_adversarial.py).  Also the daemon's command line:
 # --help, --version, bad flags, "listening on", SIGTERM, detaching.
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 set -u
-: "${CGRUN_TOP:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${CGRUN_RDZVD:=$CGRUN_TOP/build/cgrun-rdzvd}"
 PY=/usr/bin/python3
-[ -x "$PY" ] || { echo "skip: /usr/bin/python3 not installed"; exit 77; }
-[ -x "$CGRUN_RDZVD" ] || { echo "skip: $CGRUN_RDZVD not built"; exit 77; }
+[ -x "$PY" ] || skip "/usr/bin/python3 not installed"
+[ -x "$CGRUN_RDZVD" ] || skip "$CGRUN_RDZVD not built"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-adv.XXXXXX")
+tmp=$T
 pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT INT TERM
-fail() { echo "FAIL: $*"; [ -f "$tmp/log" ] && tail -n 20 "$tmp/log"; exit 1; }
+on_fail() { [ -f "$tmp/log" ] && tail -n 20 "$tmp/log"; }
 
 # Wait (up to 5 s) for a "listening on" line in file $1; print the port.
 wait_port() {
@@ -129,6 +123,7 @@ for p in os.listdir("/proc"):
 EOF
 ) || fail "detached daemon not serving"
 [ -n "$dpid" ] || fail "detached daemon: pid not found"
+track "$dpid"
 kill -TERM "$dpid"
 i=0
 while kill -0 "$dpid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done

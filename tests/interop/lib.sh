@@ -1,28 +1,9 @@
 # Shared helpers of the interop scripts (tests/interop/t_*.sh) and of
-# most black-box scripts that run cgrun-rdzvd or torch.  Sourced; expects
-# CGRUN_TOP and CGRUN_BUILD.  Every wait has a deadline and says what it waited for.
+# most black-box scripts that run cgrun-rdzvd or torch.  Sourced after
+# tests/lib.sh (TOP, BUILD_DIR, RDZVD, T, track, fail, skip).  Every wait
+# has a deadline and says what it waited for.
 
-TOP=${CGRUN_TOP:?CGRUN_TOP not set}
-BUILD_DIR=${CGRUN_BUILD:?CGRUN_BUILD not set}
-RDZVD=${CGRUN_RDZVD:-$BUILD_DIR/cgrun-rdzvd}
 PY113=/usr/bin/python3
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-interop.XXXXXX")
-PIDS=
-
-# Kill what we started (by pid) and remove the temp dir.
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	for p in $PIDS; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# skip REASON: exit 77 with the reason on the last line.
-skip() {
-	echo "$1"
-	exit 77
-}
 
 # need_torch113: skip unless Debian's python3 has torch 1.13 with gloo.
 need_torch113() {
@@ -44,32 +25,30 @@ py26() {
 # wait_file FILE PID SECS WHAT: wait until FILE is non-empty; fail if PID
 # died first or SECS passed.
 wait_file() {
-	i=0
-	while [ ! -s "$1" ]; do
-		kill -0 "$2" 2>/dev/null || { echo "FAIL: $4: process $2 exited before writing $1"; exit 1; }
-		[ "$i" -ge $(($3 * 20)) ] && { echo "FAIL: $4: nothing in $1 after $3 s"; exit 1; }
-		sleep 0.05
-		i=$((i + 1))
-	done
+	wf_file=$1 wf_pid=$2 wf_what=$4
+	wait_for "$3" "$4: something in $1" wf_written
+}
+wf_written() {
+	[ -s "$wf_file" ] && return 0
+	alive "$wf_pid" || fail "$wf_what: process $wf_pid exited before writing $wf_file"
+	return 1
 }
 
 # start_rdzvd: start cgrun-rdzvd in the foreground on 127.0.0.1, port 0;
 # sets RDZVD_PID and RDZVD_PORT (from its "listening on HOST:PORT" line).
 start_rdzvd() {
-	[ -x "$RDZVD" ] || { echo "FAIL: $RDZVD not built"; exit 1; }
+	[ -x "$RDZVD" ] || fail "$RDZVD not built"
 	"$RDZVD" -d --host 127.0.0.1 --port 0 "$@" >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
 	RDZVD_PID=$!
-	PIDS="$PIDS $RDZVD_PID"
-	i=0
-	while ! grep -q '^listening on ' "$T/rdzvd.out"; do
-		kill -0 "$RDZVD_PID" 2>/dev/null ||
-			{ echo "FAIL: cgrun-rdzvd exited before listening"; cat "$T/rdzvd.log"; exit 1; }
-		[ "$i" -ge 400 ] && { echo "FAIL: no 'listening on' from cgrun-rdzvd after 20 s"; exit 1; }
-		sleep 0.05
-		i=$((i + 1))
-	done
+	track $RDZVD_PID
+	wait_for 20 "cgrun-rdzvd's 'listening on' line" rdzvd_listening
 	RDZVD_PORT=$(sed -n 's/^listening on .*:\([0-9][0-9]*\)$/\1/p' "$T/rdzvd.out" | head -n 1)
-	[ -n "$RDZVD_PORT" ] || { echo "FAIL: cannot parse port from: $(cat "$T/rdzvd.out")"; exit 1; }
+	[ -n "$RDZVD_PORT" ] || fail "cannot parse port from: $(cat "$T/rdzvd.out")"
+}
+rdzvd_listening() {
+	grep -q '^listening on ' "$T/rdzvd.out" && return 0
+	alive "$RDZVD_PID" || { cat "$T/rdzvd.log"; fail "cgrun-rdzvd exited before listening"; }
+	return 1
 }
 
 # start_torch_server PYRUNNER: torch's own TCPStore server; sets TS_PID
@@ -80,7 +59,7 @@ start_torch_server() {
 	$runner "$TOP/tests/interop/torch_server.py" "$T/ts.port" "$@" \
 		>"$T/ts.log" 2>&1 &
 	TS_PID=$!
-	PIDS="$PIDS $TS_PID"
+	track $TS_PID
 	wait_file "$T/ts.port" "$TS_PID" 60 "torch TCPStore server port"
 	TS_PORT=$(cat "$T/ts.port")
 }
@@ -89,7 +68,7 @@ start_torch_server() {
 build_tool() {
 	${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -D_GNU_SOURCE -I"$TOP/include" \
 		-o "$T/$1" "$TOP/tests/interop/$1.c" "$BUILD_DIR/libcgrun.a" -lpthread ||
-		{ echo "FAIL: cannot build tests/interop/$1.c"; exit 1; }
+		fail "cannot build tests/interop/$1.c"
 }
 
 # gloo_job RUNNER PORT: 4 gloo workers against the store at 127.0.0.1:PORT;
@@ -104,7 +83,7 @@ gloo_job() {
 			timeout 120 $runner "$TOP/tests/interop/gloo.py" >"$T/gloo.$r.log" 2>&1 &
 		pids="$pids $!"
 	done
-	PIDS="$PIDS $pids"
+	track $pids
 	bad=0 r=0
 	for p in $pids; do
 		wait "$p"

@@ -3,8 +3,9 @@
 # (TORCHELASTIC_USE_AGENT_STORE=True, MASTER_ADDR/MASTER_PORT at it):
 # init_process_group('gloo'), all_reduce, all_gather, broadcast, barrier
 # with the right results (tests/interop/gloo.py).
-. "$CGRUN_TOP/tests/interop/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
 need_torch113
 start_rdzvd
-gloo_job "$PY113" "$RDZVD_PORT" || { echo "FAIL: gloo job (torch 1.13) on cgrun-rdzvd"; tail -n 20 "$T/rdzvd.log"; exit 1; }
-kill -0 "$RDZVD_PID" || { echo "FAIL: cgrun-rdzvd died"; exit 1; }
+gloo_job "$PY113" "$RDZVD_PORT" || { tail -n 20 "$T/rdzvd.log"; fail "gloo job (torch 1.13) on cgrun-rdzvd"; }
+kill -0 "$RDZVD_PID" || fail "cgrun-rdzvd died"

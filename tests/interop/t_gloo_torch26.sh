@@ -9,8 +9,9 @@
 # it); gdb showed nothing waiting on the store.  gloo.py now keeps every
 # tensor a collective used alive until the group is destroyed, as a
 # program on torch 2.6 must; its comment has the evidence.
-. "$CGRUN_TOP/tests/interop/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
 need_torch26
 start_rdzvd
-gloo_job "sh $TOP/tests/torch26.sh" "$RDZVD_PORT" || { echo "FAIL: gloo job (torch 2.6) on cgrun-rdzvd"; tail -n 20 "$T/rdzvd.log"; exit 1; }
-kill -0 "$RDZVD_PID" || { echo "FAIL: cgrun-rdzvd died"; exit 1; }
+gloo_job "sh $TOP/tests/torch26.sh" "$RDZVD_PORT" || { tail -n 20 "$T/rdzvd.log"; fail "gloo job (torch 2.6) on cgrun-rdzvd"; }
+kill -0 "$RDZVD_PID" || fail "cgrun-rdzvd died"

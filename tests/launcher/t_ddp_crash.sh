@@ -4,7 +4,7 @@
 # restarts, resumes from the newest checkpoint and ends with final weights
 # bit-identical to an uninterrupted run's.  The random choice comes from a
 # seed printed first; DDP_CRASH_SEED=N reproduces a run.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 TRAIN=$CGRUN_TOP/examples/ddp/train.py
 STEPS=24 EVERY=4 NPROC=4
 
@@ -14,12 +14,8 @@ for p in "${PYTHON_EXEC:-}" python3 /usr/bin/python3; do
 	[ -n "$p" ] || continue
 	if "$p" -c 'import torch.distributed' >/dev/null 2>&1; then PY=$p; break; fi
 done
-[ -n "$PY" ] || { echo "skip: no python3 with torch (install python3-torch or set PYTHON_EXEC)"; exit 77; }
+[ -n "$PY" ] || skip "no python3 with torch (install python3-torch or set PYTHON_EXEC)"
 PY=$(command -v "$PY")
-
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-ddp.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 seed=${DDP_CRASH_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 set -- $(awk -v s="$seed" -v n="$STEPS" -v w="$NPROC" \

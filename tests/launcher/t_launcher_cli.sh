@@ -5,11 +5,8 @@
 # compiled or #! program run directly, --run-path), ${local_rank} in
 # arguments, --nproc-per-node=cpu, gpu without GPUs, multi-node without a
 # backend to reach.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 run() { timeout 20 "$CGRUN_BIN" --log-prefix=rank "$@" > out 2> err; }
 
 run --help && grep -q -- '--nproc-per-node' out && grep -q -- '--max-restarts' out ||
@@ -86,6 +83,26 @@ grep -q '^PET_HANG_TIMEOUT=zz$' other.pet || fail "--hang-timeout is not listed 
 env $(cat other.pet) "$CGRUN_BIN" --log-prefix=rank --no-python sh -c 'echo ran' > out 2> err &&
 	grep -qx '\[rank0\]:ran' out || fail "a PET_ variable of an option without one was read: $(cat err)"
 echo "PET_ only for torchrun's options"
+
+# --help and cgrun(1)'s OPTIONS section name the same options, and the
+# man page's --rdzv-backend item every backend --help lists.
+run --help || fail "--help"
+awk 'match($0, /^(      |  -., )--[a-z-]+/) {
+	s = substr($0, RSTART, RLENGTH); sub(/.*--/, "", s); print s }' out |
+	sort > help.opts
+sed -n '/^\.Sh OPTIONS/,/^\.Sh ENVIRONMENT/p' "$CGRUN_TOP/man/cgrun.1" |
+	grep '^\.It' | grep -o 'Fl \\-[a-z][a-z\\-]*' | sed 's/^Fl \\-//; s/\\//g' |
+	sort -u > man.opts
+[ "$(wc -l < help.opts)" -ge 40 ] || fail "--help lists $(wc -l < help.opts) options: $(cat out)"
+cmp -s help.opts man.opts || fail "--help and cgrun(1) list other options (- help, + man): $(diff help.opts man.opts)"
+backends=$(sed -n 's/^ *--rdzv-backend \([^ ]*\) .*/\1/p' out | tr '|' ' ')
+[ -n "$backends" ] || fail "--help gives no --rdzv-backend values: $(grep rdzv-backend out)"
+sed -n '/^\.It Fl \\-rdzv\\-backend/,/^\.It/p' "$CGRUN_TOP/man/cgrun.1" | sed 's/\\//g' > man.backend
+for b in $backends etcd etcd-v2; do
+	grep -q -- "$b" man.backend || fail "cgrun(1)'s --rdzv-backend lacks $b"
+	grep -q -- "$b" out || fail "--help lacks backend $b"
+done
+echo "--help and cgrun(1): $(wc -l < help.opts) options, backends $backends"
 
 # The worker command.  A fake interpreter records its arguments.
 cat > fakepy <<'P'

@@ -4,10 +4,7 @@
 # torchrun26-env.txt, recorded once; see its header).  Only the run id, the
 # port and the paths containing the run id may differ; cgrun's documented
 # CGRUN_* additions are listed separately and checked to be the only extras.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 
 env | cut -d= -f1 | sort -u > "$T/agent-keys"
 env -u OMP_NUM_THREADS -u TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE \

@@ -3,12 +3,9 @@
 # its root-cause worker's status, 128 + N for a worker killed by signal N,
 # 126/127 when the program cannot be executed (with the reason reported).
 # Sweeps every exit code 0-255 and the common signals.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
 ulimit -c 0
-fail() { echo "FAIL: $*"; exit 1; }
 run() { timeout 20 "$CGRUN_BIN" "$@" >"$T/out" 2>"$T/err"; }
 
 # Exit codes: one worker that exits with c.  256 runs: hwloc's I/O

@@ -6,11 +6,8 @@
 # first on PATH; a shell script and an ELF program run directly; with
 # --no-python the #! line decides.  A fake $PYTHON_EXEC and a fake python3
 # first on PATH record which one ran.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 mkdir bin venv
 printf '#!/bin/sh\necho "PYTHON_EXEC $*"\n' > venv/python
 printf '#!/bin/sh\necho "PATH-python3 $*"\n' > bin/python3

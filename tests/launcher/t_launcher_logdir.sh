@@ -10,9 +10,9 @@
 #   directory was made) leaves no empty cgrun_XXXXXX in $TMPDIR;
 # - a scale-up round (same restart count) writes attempt_0.1/ and keeps
 #   the previous round's attempt_0/ logs.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
-fail() { echo "FAIL: $*"; exit 1; }
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 
 # Reruns: two runs of job "rr", each its own directory, contents kept.
 for i in 1 2; do

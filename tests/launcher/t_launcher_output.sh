@@ -4,11 +4,8 @@
 # newline); --tee, --redirects, --log-dir layout (LOG_DIR/RUN_ID/attempt_N/
 # LOCAL_RANK/{stdout,stderr}.log), --local-ranks-filter, --log-prefix and
 # TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE, --duplicate-stdout-filters.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 N=20000
 
 # Each worker writes N lines to stdout and N/4 to stderr, lengths 0-700,

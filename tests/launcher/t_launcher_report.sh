@@ -5,11 +5,8 @@
 # root cause's error file copied to the agent's own TORCHELASTIC_ERROR_FILE
 # with errorCode set (as torchrun does for schedulers).  A real @record
 # failure from torch is t_launcher_report_record's.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 
 # Rank 1 writes an @record-style error file and exits 7; ranks 0 and 2
 # wait and are stopped by cgrun.

@@ -3,14 +3,11 @@
 # torch.distributed.elastic error handler writes the error file): the
 # exception's message and traceback are quoted.  Skips, saying why,
 # without torch 1.13.
-: "${CGRUN_BIN:?}"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 PY=/usr/bin/python3
 $PY -c 'import torch.distributed.elastic.multiprocessing.errors' 2>/dev/null ||
-	{ echo "no torch 1.13 at $PY (Debian package python3-torch)"; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+	skip "no torch 1.13 at $PY (Debian package python3-torch)"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 
 cat > rec.py <<'P'
 import os, time

@@ -4,11 +4,8 @@
 # then the job fails with the root cause's status.  Each attempt gets its
 # own log directory and a store on the same port (that the store is fresh
 # and empty is t_launcher_restart_store's check: it needs torch).
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 
 # Local rank 1 fails on attempts below $FAILS; rank 0 waits to be stopped.
 cat > w.sh <<'W'

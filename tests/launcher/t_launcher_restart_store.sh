@@ -2,14 +2,11 @@
 # Restarts get a fresh, empty store: keys and counters set by the workers of
 # attempt 0 are gone in attempt 1 (same port).  The workers are real
 # TCPStore clients (torch 1.13's); without them the test skips, saying why.
-: "${CGRUN_BIN:?}"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 PY=/usr/bin/python3
 $PY -c 'import torch.distributed' 2>/dev/null ||
-	{ echo "no torch 1.13 at $PY (Debian package python3-torch)"; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+	skip "no torch 1.13 at $PY (Debian package python3-torch)"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 
 # Attempt 0: both ranks set a key and count; rank 1 fails.  Attempt 1 must
 # see neither the counter nor the keys.

@@ -4,26 +4,15 @@
 # is killed after --shutdown-timeout; grandchildren die with their worker;
 # a second SIGINT kills at once; USR1 is forwarded without stopping; and
 # after `kill -9` of the agent no worker is alive 1 s later.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
 agent=
-cleanup() { [ -n "$agent" ] && kill -9 "$agent" 2>/dev/null; cat pids 2>/dev/null | xargs -r kill -9 2>/dev/null; rm -rf "$T"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; [ -f err ] && sed 's/^/  agent: /' err | tail -20; exit 1; }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-# wait_for SECONDS COMMAND...: poll until COMMAND succeeds or time runs out.
-wait_for() {
-	limit=$(( $(now_ms) + $1 * 1000 )); shift
-	until "$@"; do
-		[ "$(now_ms)" -lt $limit ] || return 1
-		sleep 0.02
-	done
-}
+# cgrun puts each worker in a group of its own: after a kill -9 of cgrun
+# only their pids (in ./pids) find them.
+at_exit 'xargs -r kill -9 <"$T/pids" 2>/dev/null'
+on_fail() { [ -f err ] && sed 's/^/  agent: /' err | tail -20; }
 count_ready() { [ "$(cat ready.* 2>/dev/null | wc -l)" -ge "$1" ]; }
 agent_gone() { ! kill -0 "$agent" 2>/dev/null; }
-# alive PID: running, not a zombie (init reaps orphans on its own schedule).
-alive() { [ -r "/proc/$1/status" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 pids_dead() {
 	for p in $(cat pids 2>/dev/null); do alive "$p" && return 1; done
 	return 0
@@ -34,10 +23,10 @@ start() {
 	rm -f ready.* pids got.* out err
 	"$CGRUN_BIN" --nproc-per-node="$nw" "$@" ./worker.sh > out 2> err &
 	agent=$!
-	wait_for 10 count_ready "$nw" || fail "workers did not start"
+	poll_for 10 count_ready "$nw" || fail "workers did not start"
 }
 finish() {	# finish WANT-STATUS: wait for the agent, check its status
-	wait_for 40 agent_gone || fail "agent still running"
+	poll_for 40 agent_gone || fail "agent still running"
 	wait "$agent"; rc=$?; agent=
 	[ "$rc" -eq "$1" ] || fail "agent exited $rc, want $1"
 }
@@ -82,7 +71,7 @@ finish 143
 dt=$(( $(now_ms) - t0 ))
 [ $dt -ge 450 ] || fail "KILL came before the grace period ($dt ms)"
 [ $dt -lt 5000 ] || fail "KILL came too late ($dt ms)"
-wait_for 2 pids_dead || fail "workers still alive after the grace period"
+poll_for 2 pids_dead || fail "workers still alive after the grace period"
 grep -q 'sending KILL' err || fail "no log line about the KILL"
 echo "grace then KILL after $dt ms"
 
@@ -90,18 +79,18 @@ echo "grace then KILL after $dt ms"
 MODE=ignore start 2 -v
 t0=$(now_ms)
 kill -INT "$agent"
-wait_for 5 grep -q 'stopping workers sig=INT' err || fail "first SIGINT not seen"
+poll_for 5 grep -q 'stopping workers sig=INT' err || fail "first SIGINT not seen"
 kill -INT "$agent"
 finish 130
 dt=$(( $(now_ms) - t0 ))
 [ $dt -lt 5000 ] || fail "second SIGINT did not kill at once ($dt ms)"
-wait_for 2 pids_dead || fail "workers alive after the second SIGINT"
+poll_for 2 pids_dead || fail "workers alive after the second SIGINT"
 echo "second SIGINT kills at once ($dt ms)"
 
 # 4. Grandchildren die with their worker's group when the job fails.
 MODE=grandchild start 2
 finish 5
-wait_for 2 pids_dead || fail "grandchildren survived: $(cat pids | xargs ps -o pid=,args= -p)"
+poll_for 2 pids_dead || fail "grandchildren survived: $(cat pids | xargs ps -o pid=,args= -p)"
 echo "grandchildren killed"
 
 # 4b. A background child left by a worker that exited 0 does not keep the
@@ -112,15 +101,15 @@ finish 0
 dt=$(( $(now_ms) - t0 ))
 # (the 2 s pipe drain timeout would be the only other way out)
 [ $dt -lt 1800 ] || fail "job with leftover children took $dt ms to end"
-wait_for 1 pids_dead || fail "leftover children survived the job"
+poll_for 1 pids_dead || fail "leftover children survived the job"
 echo "leftover children stopped at the end ($dt ms)"
 
 # 4c. Under nohup (SIGHUP ignored) a hang-up neither stops the job nor
 # reaches the workers, which stay immune themselves.
 (trap '' HUP; MODE=trap start 2; echo "$agent" > agent.pid; wait "$agent"; echo $? > agent.rc) &
 sub=$!
-wait_for 10 count_ready 2 || fail "nohup workers did not start"
-wait_for 5 test -s agent.pid || fail "no agent pid"
+poll_for 10 count_ready 2 || fail "nohup workers did not start"
+poll_for 5 test -s agent.pid || fail "no agent pid"
 agent=$(cat agent.pid)
 kill -HUP "$agent"
 for p in $(cat pids); do kill -HUP "$p"; done
@@ -141,6 +130,6 @@ echo "USR1 forwarded"
 MODE=ignore start 3
 kill -9 "$agent"
 wait "$agent" 2>/dev/null; agent=
-wait_for 1 pids_dead || fail "workers alive 1 s after kill -9 of the agent: $(cat pids)"
+poll_for 1 pids_dead || fail "workers alive 1 s after kill -9 of the agent: $(cat pids)"
 echo "kill -9 of the agent leaves no worker"
 echo ok

@@ -18,12 +18,9 @@
 #   127.0.0.1, 127.0.0.1:notaport, :70000, a:b:c: ValueError (exit 1);
 #   torchrun accepts port 0 (then no node can reach the store): cgrun
 #   refuses it.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
 mkdir tmp
-fail() { echo "FAIL: $*"; exit 1; }
 # A worker: its view of the job, then whether the store answers there
 # (retrying for 10 s, as a TCPStore client does: node 0 may start last),
 # then a barrier through files in $T/b (node 0's agent, whose store it is,

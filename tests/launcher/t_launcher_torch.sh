@@ -4,13 +4,10 @@
 # Debian's torch 1.13: a collective works, a crash restarts every worker
 # with TORCHELASTIC_RESTART_COUNT + 1, they resume from their checkpoint
 # and the job succeeds.
-: "${CGRUN_BIN:?}"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 PY=/usr/bin/python3
-$PY -c 'import torch.distributed' 2>/dev/null || { echo "skip: no torch in $PY (Debian python3-torch)"; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+$PY -c 'import torch.distributed' 2>/dev/null || skip "no torch in $PY (Debian python3-torch)"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 
 cat > ddp.py <<'P'
 import os, sys, torch, torch.distributed as dist

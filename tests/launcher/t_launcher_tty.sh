@@ -9,12 +9,9 @@
 # cgrun exits normally, after rank 0 was killed, and after cgrun died of
 # a fatal signal.  Off a terminal workers see pipes; --tty=always and
 # --tty=never force either way.
-: "${CGRUN_BIN:?}"
-command -v script >/dev/null || { echo "script(1) (util-linux) is not installed"; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+command -v script >/dev/null || skip "script(1) (util-linux) is not installed"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
 # onpty CMD: run the shell command CMD on a new pseudo-terminal (100x30),
 # typed input from stdin; what the terminal showed in "screen".
 onpty() { timeout 60 script -qec "stty cols 100 rows 30; $1" /dev/null > screen 2>&1; }

@@ -6,23 +6,15 @@
 # "[rankN]:" prefix); Ctrl-Z stops cgrun and every worker (the shell
 # reports the job stopped), fg continues them all, Ctrl-C ends the job
 # with status 130.
-: "${CGRUN_BIN:?}"
-command -v tmux >/dev/null || { echo "tmux is not installed"; exit 77; }
-command -v bash >/dev/null || { echo "bash is not installed"; exit 77; }
-T=$(mktemp -d) || exit 1
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+command -v tmux >/dev/null || skip "tmux is not installed"
+command -v bash >/dev/null || skip "bash is not installed"
+# The server's socket in $T (tmux leaves it behind in /tmp/tmux-UID).
+export TMUX_TMPDIR=$T
 S="tmux -L cgrun-jobctl-$$ -f /dev/null"
-trap '$S kill-server 2>/dev/null; rm -rf "$T"' EXIT
+at_exit '$S kill-server 2>/dev/null'
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; $S capture-pane -p 2>/dev/null | grep -v '^$' | tail -n 8; exit 1; }
-# within WHAT CMD: wait (10 s at most) until the shell command CMD succeeds.
-within() {
-	i=0
-	until eval "$2"; do
-		i=$((i + 1))
-		[ $i -lt 200 ] || fail "not within 10 s: $1"
-		sleep 0.05
-	done
-}
+on_fail() { $S capture-pane -p 2>/dev/null | grep -v '^$' | tail -n 8; }
 cat > loop.sh <<'W'
 #!/bin/sh
 trap 'echo "$(stty size < /dev/tty)" > winch.$LOCAL_RANK' WINCH
@@ -37,26 +29,26 @@ stopped() { [ "$(state "$1")" = T ]; }
 
 $S new-session -d -x 100 -y 30 "env PS1='$ ' bash --norc --noprofile -i" || fail "tmux did not start"
 $S send-keys "cd '$T' && '$CGRUN_BIN' --log-prefix=rank --nproc-per-node=2 ./loop.sh" Enter
-within "workers started" '[ -s pid.0 ] && [ -s pid.1 ]'
+wait_for 10 "workers started" eval '[ -s pid.0 ] && [ -s pid.1 ]'
 w0=$(cat pid.0) w1=$(cat pid.1)
 agent=$(ps -o ppid= -p "$w0" | tr -d ' ')
 [ "$(ps -o comm= -p "$agent")" = cgrun ] || fail "parent of worker 0 is not cgrun"
 
 $S resize-window -x 80 -y 25
-within "workers see 25x72" '[ "$(cat winch.0 2>/dev/null)" = "25 72" ] && [ "$(cat winch.1 2>/dev/null)" = "25 72" ]'
+wait_for 10 "workers see 25x72" eval '[ "$(cat winch.0 2>/dev/null)" = "25 72" ] && [ "$(cat winch.1 2>/dev/null)" = "25 72" ]'
 echo "window resize: every worker's pty resized (25 rows, 80 - 8 columns)"
 
 $S send-keys C-z
-within "cgrun and workers stopped" 'stopped "$agent" && stopped "$w0" && stopped "$w1"'
-within "the shell reports the job stopped" '$S capture-pane -p | grep -q Stopped'
+wait_for 10 "cgrun and workers stopped" eval 'stopped "$agent" && stopped "$w0" && stopped "$w1"'
+wait_for 10 "the shell reports the job stopped" eval '$S capture-pane -p | grep -q Stopped'
 $S send-keys "fg" Enter
-within "workers continued" '! stopped "$agent" && ! stopped "$w0" && ! stopped "$w1"'
+wait_for 10 "workers continued" eval '! stopped "$agent" && ! stopped "$w0" && ! stopped "$w1"'
 echo "Ctrl-Z stops cgrun and its workers, fg continues them"
 
 $S send-keys C-c
-within "cgrun ended" '! kill -0 "$agent" 2>/dev/null'
+wait_for 10 "cgrun ended" eval '! kill -0 "$agent" 2>/dev/null'
 $S send-keys "echo rc=\$? > rc" Enter
-within "the shell got the status" '[ -s rc ]'
+wait_for 10 "the shell got the status" eval '[ -s rc ]'
 [ "$(cat rc)" = rc=130 ] || fail "Ctrl-C: $(cat rc)"
 kill -0 "$w0" 2>/dev/null && fail "worker 0 survived Ctrl-C"
 echo "Ctrl-C ends the job: 130"

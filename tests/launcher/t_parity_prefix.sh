@@ -7,12 +7,8 @@
 # TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE, --redirects with --tee, and
 # --local-ranks-filter.  Lines are sorted (ranks run concurrently) and
 # torchrun's own log lines left out.  Skips when torch 2.6 is unavailable.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}"
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 cd "$T" || exit 1
-fail() { echo "FAIL: $*"; exit 1; }
-skip() { echo "$*"; exit 77; }
 why=$(sh "$CGRUN_TOP/tests/torch26.sh" --ensure 2>&1) || skip "torch 2.6 unavailable: $(echo "$why" | tail -n 1)"
 
 # torchrun 2.6 as Debian builds it (no libuv): every TCPStore without libuv.

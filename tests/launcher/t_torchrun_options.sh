@@ -9,11 +9,10 @@
 #   torchrun 2.6 ("unrecognized arguments") and accepted by cgrun;
 # - --logs-specs: "default" works under both, a missing plugin fails under
 #   both (cgrun: exit 2, one line naming the option).
-. "$CGRUN_TOP/tests/interop/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
 need_torch113
 need_torch26
-fail() { echo "FAIL: $*"; exit 1; }
-CGRUN=$BUILD_DIR/cgrun
 export USE_LIBUV=0 PYTHONPATH="$TOP/tests/libcgrun/libapi_nolibuv${PYTHONPATH:+:$PYTHONPATH}"
 
 # The long options a --help defines (both spellings), one a line: from

@@ -8,7 +8,9 @@
  * as backend.h requires, following a per-test script.
  *
  * Cases: success; a failure with no restart left; failures that restart;
- * a backend restart while workers run; a backend failure while they run;
+ * a backend restart while workers run; a new round while they run, and
+ * while they stop for a restart (stopped, then that round started); a
+ * backend failure while they run;
  * SIGTERM while they run; workers ignoring TERM (grace, then KILL); a
  * worker gone only once its pipes hit EOF, or at the drain timeout when a
  * grandchild in another session holds them; every table cell filled.
@@ -22,6 +24,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -41,7 +44,8 @@ enum fake_do {
 	F_RESTART,	/* cb->restart: stop the workers for a new round */
 	F_FAIL,		/* cb->fail(script.fail_status) */
 	F_FINISHED,	/* cb->finished */
-	F_SIGNAL	/* raise(SIGTERM) in the test process (the agent's) */
+	F_SIGNAL,	/* raise(SIGTERM) in the test process (the agent's) */
+	F_RESTART_ROUND	/* cb->restart, then the next round at once */
 };
 
 /* The test's script for the fake backend. */
@@ -50,6 +54,7 @@ static struct {
 	enum fake_do	after[MAX_ROUNDS];	/* AFTER_MS after round i */
 	enum fake_do	on_stopped;		/* on workers_stopped */
 	int		fail_status;		/* for F_FAIL */
+	int		count_rounds;		/* restart_count = round */
 } script;
 
 #define AFTER_MS 200
@@ -69,6 +74,8 @@ struct fake {
 	struct round_info	 ri;
 };
 
+static void fake_defer(struct fake *, enum fake_do, int);
+
 /* Do what: deliver a callback (never inside an ops call). */
 static void
 fake_deliver(struct fake *f, enum fake_do what, int status)
@@ -78,6 +85,8 @@ fake_deliver(struct fake *f, enum fake_do what, int status)
 	switch (what) {
 	case F_ROUND:
 		f->ri.round = (unsigned)calls.rounds;
+		if (script.count_rounds)
+			f->ri.restart_count = calls.rounds;
 		if (calls.rounds < MAX_ROUNDS &&
 		    script.after[calls.rounds] != F_NOTHING)
 			evtimer_add(f->later, &tv);
@@ -95,6 +104,10 @@ fake_deliver(struct fake *f, enum fake_do what, int status)
 		break;
 	case F_SIGNAL:
 		raise(SIGTERM);
+		break;
+	case F_RESTART_ROUND:
+		f->b.cb.restart(f->b.cb.arg, "fake restart");
+		fake_defer(f, F_ROUND, 0);
 		break;
 	case F_NOTHING:
 		break;
@@ -323,6 +336,65 @@ START_TEST(backend_restart)
 }
 END_TEST
 
+/* A worker that records its attempt (TORCHELASTIC_RESTART_COUNT) in
+ * $D/started.N; in attempt 0 it runs until stopped, taking 0.5 s after
+ * TERM; in later attempts it exits 0 at once. */
+#define ATTEMPT_WORKER "c=$TORCHELASTIC_RESTART_COUNT; " \
+	"echo x >\"$D/started.$c\"; [ \"$c\" -gt 0 ] && exit 0; " \
+	"trap 'sleep 0.5; exit 0' TERM; sleep 30 & wait"
+
+/* Whether DIR/started.n exists. */
+static int
+attempt_started(const char *dir, int n)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/started.%d", dir, n);
+	return access(path, F_OK) == 0;
+}
+
+/* The fake gives round 1 AFTER_MS into round 0 (what: F_ROUND, or
+ * F_RESTART_ROUND); nproc ATTEMPT_WORKERs: round 1's must have run and
+ * the job succeeded, the backend hearing neither a failure nor "stopped"
+ * (the round is already there). */
+static void
+round_during(enum fake_do what, const char *nproc)
+{
+	char dir[] = "/tmp/test_agent_XXXXXX", cmd[64];
+	const char *args[] = { "cgrun", nproc, "--no-python", "sh", "-c",
+		ATTEMPT_WORKER, NULL };
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("D", dir, 1);
+	script.count_rounds = 1;
+	script.after[0] = what;
+	ck_assert_int_eq(run_agent(args, NULL), CGRUN_EXIT_OK);
+	ck_assert_int_eq(calls.rounds, 2);
+	ck_assert_msg(attempt_started(dir, 1), "round 1's workers never ran");
+	ck_assert_int_eq(calls.failed, 0);
+	ck_assert_int_eq(calls.stopped, 0);
+	ck_assert_int_eq(calls.done, 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A round comes while the workers of the last one run (a restarted
+ * rendezvous server formed it): they are stopped, the new round starts. */
+START_TEST(round_while_running)
+{
+	round_during(F_ROUND, "--nproc-per-node=2");
+}
+END_TEST
+
+/* A round comes while the workers stop for a restart (the backend's new
+ * round was decided before they were gone): once gone, that round
+ * starts. */
+START_TEST(round_while_stopping)
+{
+	round_during(F_RESTART_ROUND, "--nproc-per-node=1");
+}
+END_TEST
+
 /* Backend failure while running: stop the workers, exit with its status. */
 START_TEST(backend_fail)
 {
@@ -448,6 +520,8 @@ test_suite(void)
 	tcase_add_test(tc, failure);
 	tcase_add_test(tc, failure_restarts);
 	tcase_add_test(tc, backend_restart);
+	tcase_add_test(tc, round_while_running);
+	tcase_add_test(tc, round_while_stopping);
 	tcase_add_test(tc, backend_fail);
 	tcase_add_test(tc, signal_running);
 	tcase_add_test(tc, grace_kill);

@@ -3,7 +3,9 @@
  * (template.c): every torchrun option in both spellings, --opt=value and
  * --opt value, unique prefixes, PET_* fallbacks and their precedence,
  * value checks and impossible combinations, --redirects/--tee maps,
- * --local-ranks-filter, signal lists, the script and its arguments.
+ * --local-ranks-filter, signal lists, the script and its arguments; and
+ * --help names every option of the table, each once, and every backend
+ * the registry accepts (backend.c) on --rdzv-backend's line.
  */
 #include <check.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "options.h"
 #include "template.h"
 #include "helper_main.h"
@@ -354,6 +357,83 @@ START_TEST(templates)
 }
 END_TEST
 
+/* The full --help text (caller frees). */
+static char *
+help_text(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(fp);
+	options_usage(fp, 1);
+	ck_assert_int_eq(fclose(fp), 0);
+	return text;
+}
+
+/* The option named in the left column of one --help line, or "". */
+static void
+help_option(const char *line, char *name, size_t len)
+{
+	const char *p = strstr(line, "--");
+	size_t n;
+
+	name[0] = '\0';
+	if (line[0] != ' ' || p == NULL || p - line > 8)
+		return;		/* a heading, or an option in the text */
+	p += 2;
+	n = strcspn(p, " \n");
+	snprintf(name, len, "%.*s", (int)n, p);
+}
+
+/*
+ * --help names every option of the table exactly once (in the left
+ * column), and nothing else there; --rdzv-backend's line names every
+ * backend the registry accepts, and each is accepted, where "standalone"
+ * (picked for one node, never named) is not.
+ */
+START_TEST(help_complete)
+{
+	char *text = help_text(), *line, *save = NULL, name[64], sh;
+	char *backend_line = NULL;
+	const char *b, *row, *meta;
+	size_t i, n = 0, j;
+	int seen[128];
+
+	memset(seen, 0, sizeof(seen));
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		help_option(line, name, sizeof(name));
+		if (name[0] == '\0')
+			continue;
+		for (i = 0; options_row(i, &row, &sh, &meta) == 0; i++)
+			if (strcmp(row, name) == 0)
+				break;
+		ck_assert_msg(options_row(i, &row, &sh, &meta) == 0, "--help "
+		    "lists --%s, which is not an option", name);
+		ck_assert_int_lt(i, sizeof(seen) / sizeof(seen[0]));
+		ck_assert_msg(seen[i]++ == 0, "--help lists --%s twice", name);
+		if (strcmp(name, "rdzv-backend") == 0)
+			backend_line = line;
+	}
+	for (i = 0; options_row(i, &row, &sh, &meta) == 0; i++, n++)
+		ck_assert_msg(seen[i] == 1, "--help lacks --%s", row);
+	ck_assert_int_ge(n, 40);
+	ck_assert_ptr_nonnull(backend_line);
+	for (j = 0; (b = backend_name(j)) != NULL; j++) {
+		ck_assert_msg(strstr(backend_line, b) != NULL, "--help's "
+		    "--rdzv-backend line lacks %s: %s", b, backend_line);
+		ck_assert_int_eq(P("--rdzv-backend", b, "--nnodes=2",
+		    "--rdzv-endpoint=h:1", "x.py"), OPTIONS_OK);
+	}
+	ck_assert_int_eq(j, 5);	/* static c10d etcd-v3 etcd etcd-v2 */
+	ck_assert_int_eq(P("--rdzv-backend=standalone", "x.py"),
+	    OPTIONS_ERROR);
+	ck_assert_str_eq(err, "--rdzv-backend: unknown value \"standalone\"");
+	free(text);
+}
+END_TEST
+
 /* Whether tok is a fixed value (a lower-case word) or a range "0-3". */
 static int
 literal(const char *tok, size_t n, int *lo, int *hi)
@@ -433,6 +513,7 @@ test_suite(void)
 	tcase_add_test(tc, std_maps_and_filter);
 	tcase_add_test(tc, signals);
 	tcase_add_test(tc, templates);
+	tcase_add_test(tc, help_complete);
 	tcase_add_test(tc, metavar_values);
 	suite_add_tcase(s, tc);
 	return s;

@@ -2,10 +2,14 @@
  * test_worker_env.c: each worker's environment (launcher worker_env.c)
  * holds exactly what DESIGN.md §3.1 lists, torchrun 2.x variable for
  * variable, on top of the agent's own environment: every variable with
- * its value, nothing twice, the agent's stale values replaced, and the
+ * its value, nothing twice, the agent's stale values replaced, the
  * OMP_NUM_THREADS rule (1 when several local workers and the user did not
- * set it).  Each case runs in its own process (Check's fork mode), so
- * clearing and setting the environment stays inside it.
+ * set it); the placement plan's and the hang room's descriptions written
+ * as their variables; the rank's own variables alone (worker_env_rank)
+ * laid over the agent's environment give the whole one; and the agent's
+ * own environment is never changed.  Each case runs in its own process
+ * (Check's fork mode), so clearing and setting the environment stays
+ * inside it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +19,9 @@
 
 #include "helper_main.h"
 #include "options.h"
+#include "plan.h"
 #include "round.h"
+#include "watchdog.h"
 #include "worker_env.h"
 
 /* DESIGN.md §3.1: the variables every worker gets, in that order. */
@@ -28,11 +34,14 @@ static const char *const design_vars[] = {
 	"TORCHELASTIC_ERROR_FILE", "TORCH_NCCL_ASYNC_ERROR_HANDLING",
 };
 #define NDESIGN	(sizeof(design_vars) / sizeof(design_vars[0]))
+/* The fixture's node has 4 local workers: OMP_NUM_THREADS=1 too. */
+#define NOMP	1
 
 #define ERROR_FILE	"/logs/job7/attempt_2/1/error.json"
 
 static struct cgrun_options opts;
 static struct round_info rnd;
+static struct worker_env_in in;
 static char role[] = "trainer", sigs[] = "SIGTERM,SIGUSR1";
 
 /* An agent environment of two variables, options and round of node 1. */
@@ -55,15 +64,20 @@ setup(void)
 	rnd.master_port = 29500;
 	rnd.restart_count = 2;
 	snprintf(rnd.run_id, sizeof(rnd.run_id), "job7");
+	memset(&in, 0, sizeof(in));
+	in.opts = &opts;
+	in.round = &rnd;
+	in.error_file = ERROR_FILE;
 }
 
 /* Local rank lr's environment with the fixture's options and round. */
 static char **
 build(int lr)
 {
-	char **env = worker_env_build(&opts, &rnd, lr, ERROR_FILE, NULL);
+	char **env;
 
-	ck_assert_ptr_nonnull(env);
+	in.lr = lr;
+	ck_assert_ptr_nonnull(env = worker_env_build(&in));
 	return env;
 }
 
@@ -103,7 +117,10 @@ expect(char **env, const char *name, const char *want)
 	ck_assert_msg(strcmp(v, want) == 0, "%s=%s, want %s", name, v, want);
 }
 
-/* Every §3.1 variable with its value, plus the agent's two: nothing else. */
+/*
+ * Every §3.1 variable with its value, plus the agent's two and
+ * OMP_NUM_THREADS: nothing else.
+ */
 START_TEST(exactly_the_torchrun_variables)
 {
 	char **env = build(1);
@@ -128,11 +145,12 @@ START_TEST(exactly_the_torchrun_variables)
 	expect(env, "TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
 	expect(env, "PATH", "/usr/bin:/bin");
 	expect(env, "AGENT_ONLY", "kept");
+	expect(env, "OMP_NUM_THREADS", "1");
 	for (i = 0; i < NDESIGN; i++)
 		ck_assert_ptr_nonnull(env_get(env, design_vars[i]));
-	ck_assert_int_eq(env_count(env), (int)NDESIGN + 2);
-	ck_assert_ptr_null(env_get(env, "OMP_NUM_THREADS"));
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP + 2);
 	ck_assert_ptr_null(env_get(env, "TORCHELASTIC_SIGNALS_TO_HANDLE"));
+	ck_assert_ptr_null(env_get(env, "PYTHONFAULTHANDLER"));
 	worker_env_free(env);
 }
 END_TEST
@@ -169,7 +187,7 @@ START_TEST(agent_values_replaced)
 	expect(env, "WORLD_SIZE", "8");
 	expect(env, "MASTER_PORT", "29500");
 	expect(env, "TORCHELASTIC_USE_AGENT_STORE", "True");
-	ck_assert_int_eq(env_count(env), (int)NDESIGN + 2);
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP + 2);
 	worker_env_free(env);
 }
 END_TEST
@@ -184,7 +202,7 @@ START_TEST(user_choices_kept)
 	env = build(0);
 	expect(env, "TORCH_NCCL_ASYNC_ERROR_HANDLING", "0");
 	expect(env, "ROLE_NAME", "trainer");
-	ck_assert_int_eq(env_count(env), (int)NDESIGN + 2);
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP + 2);
 	worker_env_free(env);
 }
 END_TEST
@@ -210,40 +228,196 @@ START_TEST(signals_to_handle)
 	opts.signals_to_handle = sigs;
 	env = build(0);
 	expect(env, "TORCHELASTIC_SIGNALS_TO_HANDLE", "SIGTERM,SIGUSR1");
-	ck_assert_int_eq(env_count(env), (int)NDESIGN + 3);
-	worker_env_free(env);
-}
-END_TEST
-
-/* OMP_NUM_THREADS=1 with several local workers, unless the user set it. */
-START_TEST(omp_num_threads_rule)
-{
-	char **env;
-
-	worker_env_agent_defaults(1);
-	ck_assert_ptr_null(getenv("OMP_NUM_THREADS"));
-	env = build(0);
-	ck_assert_ptr_null(env_get(env, "OMP_NUM_THREADS"));
-	worker_env_free(env);
-
-	worker_env_agent_defaults(4);
-	ck_assert_str_eq(getenv("OMP_NUM_THREADS"), "1");
-	env = build(1);
-	expect(env, "OMP_NUM_THREADS", "1");
-	ck_assert_int_eq(env_count(env), (int)NDESIGN + 3);
-	worker_env_free(env);
-
-	setenv("OMP_NUM_THREADS", "8", 1);
-	worker_env_agent_defaults(4);
-	env = build(1);
-	expect(env, "OMP_NUM_THREADS", "8");
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP + 3);
 	worker_env_free(env);
 }
 END_TEST
 
 /*
+ * OMP_NUM_THREADS=1 with several local workers, unless the user set it;
+ * never in the agent's own environment.
+ */
+START_TEST(omp_num_threads_rule)
+{
+	char **env;
+
+	rnd.local_world_size = 1;
+	env = build(0);
+	ck_assert_ptr_null(env_get(env, "OMP_NUM_THREADS"));
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + 2);
+	worker_env_free(env);
+
+	rnd.local_world_size = 4;
+	env = build(1);
+	expect(env, "OMP_NUM_THREADS", "1");
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + 3);
+	ck_assert_ptr_null(getenv("OMP_NUM_THREADS"));
+	worker_env_free(env);
+
+	setenv("OMP_NUM_THREADS", "8", 1);
+	env = build(1);
+	expect(env, "OMP_NUM_THREADS", "8");
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + 3);
+	worker_env_free(env);
+}
+END_TEST
+
+/*
+ * The plan's description of a rank, written as its variables: with a GPU
+ * seen alone (gpu-visibility own), and without a GPU or cpus.
+ */
+START_TEST(placement_variables)
+{
+	struct plan_rank_env pe;
+	char **env;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.cpu_bind = "gpu";
+	pe.mem_bind = "preferred";
+	pe.gpu = 5;
+	pe.gpu_busid = "0000:e8:00.0";
+	pe.gpu_uuid = "GPU-5";
+	pe.local_device = 0;
+	pe.visible = "GPU-5";
+	snprintf(pe.numa, sizeof(pe.numa), "1");
+	snprintf(pe.cpus, sizeof(pe.cpus), "24-35,72-83");
+	setenv("CUDA_VISIBLE_DEVICES", "0,5", 1);
+	in.place = &pe;
+	env = build(1);
+	expect(env, "CGRUN_CPU_BIND", "gpu");
+	expect(env, "CGRUN_MEM_BIND", "preferred");
+	expect(env, "CGRUN_GPU", "5");
+	expect(env, "CGRUN_GPU_BUS_ID", "0000:e8:00.0");
+	expect(env, "CGRUN_GPU_UUID", "GPU-5");
+	expect(env, "CGRUN_LOCAL_DEVICE", "0");
+	expect(env, "CUDA_VISIBLE_DEVICES", "GPU-5");
+	expect(env, "CGRUN_NUMA_NODE", "1");
+	expect(env, "CGRUN_CPUSET", "24-35,72-83");
+	/* the agent's CUDA_VISIBLE_DEVICES replaced, not added */
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP + 3 + 8);
+	ck_assert_str_eq(getenv("CUDA_VISIBLE_DEVICES"), "0,5");
+	worker_env_free(env);
+
+	memset(&pe, 0, sizeof(pe));
+	pe.cpu_bind = "none";
+	pe.mem_bind = "none";
+	pe.gpu = -1;
+	env = build(1);
+	expect(env, "CGRUN_CPU_BIND", "none");
+	expect(env, "CGRUN_MEM_BIND", "none");
+	expect(env, "CUDA_VISIBLE_DEVICES", "0,5");
+	ck_assert_ptr_null(env_get(env, "CGRUN_GPU"));
+	ck_assert_ptr_null(env_get(env, "CGRUN_CPUSET"));
+	ck_assert_ptr_null(env_get(env, "CGRUN_NUMA_NODE"));
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP + 3 + 2);
+	worker_env_free(env);
+}
+END_TEST
+
+/*
+ * The hang room's description: the heartbeat fd, torch's FileTimer FIFO,
+ * and PYTHONFAULTHANDLER=1 for the diagnosis unless the user set it; no
+ * watchdog, none of them.
+ */
+START_TEST(hang_variables)
+{
+	struct watchdog_rank_env h = { 7, "/logs/timer.fifo", 1 };
+	char **env;
+
+	in.hang = &h;
+	env = build(0);
+	expect(env, "CGRUN_HEARTBEAT_FD", "7");
+	expect(env, "TORCHELASTIC_TIMER_FILE", "/logs/timer.fifo");
+	expect(env, "PYTHONFAULTHANDLER", "1");
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP + 2 + 3);
+	ck_assert_ptr_null(getenv("PYTHONFAULTHANDLER"));
+	worker_env_free(env);
+
+	setenv("PYTHONFAULTHANDLER", "0", 1);
+	h.heartbeat_fd = -1;	/* FileTimer alone */
+	env = build(0);
+	expect(env, "PYTHONFAULTHANDLER", "0");
+	ck_assert_ptr_null(env_get(env, "CGRUN_HEARTBEAT_FD"));
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP + 3 + 1);
+	worker_env_free(env);
+
+	unsetenv("PYTHONFAULTHANDLER");
+	watchdog_rank_env(NULL, 0, &h);		/* no watchdog */
+	ck_assert_int_eq(h.heartbeat_fd, -1);
+	ck_assert_ptr_null(h.timer_file);
+	env = build(0);
+	ck_assert_ptr_null(env_get(env, "PYTHONFAULTHANDLER"));
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP + 2);
+	worker_env_free(env);
+}
+END_TEST
+
+/* The value of "NAME=VALUE"'s name in env, or NULL (a prefix compare). */
+static char **
+env_slot(char **env, const char *entry)
+{
+	size_t n = strcspn(entry, "=");
+
+	for (; *env != NULL; env++)
+		if (strncmp(*env, entry, n + 1) == 0)
+			return env;
+	return NULL;
+}
+
+/*
+ * worker_env_rank: only what cgrun sets (no agent variable it does not
+ * replace), and laid over the agent's environment by name, entry by
+ * entry, it gives exactly worker_env_build's environment, in its order
+ * (what a pre-started interpreter needs).
+ */
+START_TEST(rank_only_over_agent_is_whole)
+{
+	struct watchdog_rank_env h = { 9, "/t/timer.fifo", 1 };
+	struct plan_rank_env pe;
+	extern char **environ;
+	char **own, **whole, **over, **p, **slot;
+	int n = 0, i;
+
+	memset(&pe, 0, sizeof(pe));
+	pe.cpu_bind = "cores";
+	pe.mem_bind = "bind";
+	pe.gpu = -1;
+	snprintf(pe.cpus, sizeof(pe.cpus), "3");
+	setenv("RANK", "99", 1);		/* an outer launcher's */
+	in.place = &pe;
+	in.hang = &h;
+	in.lr = 2;
+	ck_assert_ptr_nonnull(own = worker_env_rank(&in));
+	ck_assert_ptr_nonnull(whole = worker_env_build(&in));
+	ck_assert_ptr_null(env_get(own, "AGENT_ONLY"));
+	ck_assert_ptr_null(env_get(own, "PATH"));
+	expect(own, "RANK", "6");
+	ck_assert_int_eq(env_count(own), (int)NDESIGN + NOMP + 1 + 3 + 2);
+
+	/* the agent's environment, then each of own's by name */
+	over = calloc((size_t)env_count(environ) + (size_t)env_count(own) + 1,
+	    sizeof(*over));
+	ck_assert_ptr_nonnull(over);
+	for (p = environ; *p != NULL; p++)
+		over[n++] = *p;
+	for (p = own; *p != NULL; p++)
+		if ((slot = env_slot(over, *p)) != NULL)
+			*slot = *p;
+		else
+			over[n++] = *p;
+	ck_assert_int_eq(n, env_count(whole));
+	for (i = 0; i < n; i++)
+		ck_assert_str_eq(over[i], whole[i]);
+	free(over);
+	worker_env_free(own);
+	worker_env_free(whole);
+}
+END_TEST
+
+/*
  * An empty agent environment (cgrun started by `env -i`): only the §3.1
- * variables.  (environ == NULL, as clearenv() leaves it: environ_null.)
+ * variables and OMP_NUM_THREADS.  (environ == NULL, as clearenv() leaves
+ * it: environ_null.)
  */
 START_TEST(empty_agent_environment)
 {
@@ -253,14 +427,14 @@ START_TEST(empty_agent_environment)
 	setenv("GONE", "x", 1);
 	unsetenv("GONE");
 	env = build(0);
-	ck_assert_int_eq(env_count(env), (int)NDESIGN);
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP);
 	worker_env_free(env);
 	worker_env_free(NULL);
 }
 END_TEST
 
 /* environ NULL (clearenv(), and nothing set since): an empty agent
- * environment, only the §3.1 variables, not a crash. */
+ * environment, only cgrun's variables, not a crash. */
 START_TEST(environ_null)
 {
 	extern char **environ;
@@ -270,7 +444,7 @@ START_TEST(environ_null)
 	ck_assert_ptr_null(environ);
 	env = build(0);
 	ck_assert_ptr_nonnull(env);
-	ck_assert_int_eq(env_count(env), (int)NDESIGN);
+	ck_assert_int_eq(env_count(env), (int)NDESIGN + NOMP);
 	worker_env_free(env);
 }
 END_TEST
@@ -291,6 +465,9 @@ test_suite(void)
 	tcase_add_test(tc, virtual_local_rank);
 	tcase_add_test(tc, signals_to_handle);
 	tcase_add_test(tc, omp_num_threads_rule);
+	tcase_add_test(tc, placement_variables);
+	tcase_add_test(tc, hang_variables);
+	tcase_add_test(tc, rank_only_over_agent_is_whole);
 	tcase_add_test(tc, empty_agent_environment);
 	tcase_add_test(tc, environ_null);
 	suite_add_tcase(s, tc);

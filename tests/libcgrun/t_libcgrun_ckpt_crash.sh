@@ -6,15 +6,14 @@
 # files, the newest must load with the right payload, and no completed
 # checkpoint may be lost.  (tests/libcgrun/test_checkpoint.c adds 100 kills at
 # random times.)
-top=${CGRUN_TOP:?}
-b=${CGRUN_BUILD:?}
-command -v strace >/dev/null 2>&1 || { echo "strace missing (apt-get install strace)"; exit 77; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-ckcrash.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+top=$TOP
+b=$BUILD_DIR
+command -v strace >/dev/null 2>&1 || skip "strace missing (apt-get install strace)"
 cc -O2 -Wall -Wextra -Werror -I"$top/include" -o "$T/w" \
     "$top/tests/libcgrun/libapi_ckpt_writer.c" "$b/libcgrun.a" ||
-	{ echo "FAIL: writer does not build"; exit 1; }
-strace -o /dev/null true 2>/dev/null || { echo "strace cannot trace here (ptrace not permitted)"; exit 77; }
+	fail "writer does not build"
+strace -o /dev/null true 2>/dev/null || skip "strace cannot trace here (ptrace not permitted)"
 
 d=$T/ckpt
 last=0 kills=0
@@ -25,18 +24,18 @@ for sc in openat writev fsync renameat unlinkat; do
 		rc=$?
 		[ $rc -eq 137 ] && kills=$((kills + 1))
 		now=$("$T/w" "$d" verify 2>"$T/verify.err") ||
-			{ echo "FAIL: after a kill at $sc #$when: $(cat "$T/verify.err")"; ls -la "$d"; exit 1; }
+			{ ls -la "$d"; fail "after a kill at $sc #$when: $(cat "$T/verify.err")"; }
 		[ "$now" -ge "$last" ] ||
-			{ echo "FAIL: newest step went back from $last to $now (kill at $sc #$when)"; exit 1; }
+			fail "newest step went back from $last to $now (kill at $sc #$when)"
 		last=$now
 	done
 done
 # Without a kill the writer finishes and the set is clean.
-"$T/w" "$d" save 3 || { echo "FAIL: writer without kill"; exit 1; }
+"$T/w" "$d" save 3 || fail "writer without kill"
 now=$("$T/w" "$d" verify) || exit 1
-[ "$now" -eq $((last + 3)) ] || { echo "FAIL: newest $now, want $((last + 3))"; exit 1; }
+[ "$now" -eq $((last + 3)) ] || fail "newest $now, want $((last + 3))"
 n=$(ls "$d" | grep -c '^w-.*\.ckpt$')
-[ "$n" -eq 2 ] || { echo "FAIL: $n checkpoint files, keep is 2"; ls -la "$d"; exit 1; }
-[ -z "$(ls -A "$d" | grep '\.tmp\.')" ] || { echo "FAIL: stale temporary files left"; ls -la "$d"; exit 1; }
-[ $kills -ge 30 ] || { echo "FAIL: only $kills runs were killed"; exit 1; }
+[ "$n" -eq 2 ] || { ls -la "$d"; fail "$n checkpoint files, keep is 2"; }
+[ -z "$(ls -A "$d" | grep '\.tmp\.')" ] || { ls -la "$d"; fail "stale temporary files left"; }
+[ $kills -ge 30 ] || fail "only $kills runs were killed"
 echo "ok: $kills kills at openat/writev/fsync/renameat/unlinkat points, never a torn or lost checkpoint (newest $now)"

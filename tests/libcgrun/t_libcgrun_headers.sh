@@ -5,12 +5,10 @@
 # shared library exports only cgrun_* symbols, carries a versioned soname,
 # and every exported function is documented in man/libcgrun.3.  nccl.h and
 # libcgrun-nccl (they need CUDA) are t_libcgrun_headers_nccl's.
-top=${CGRUN_TOP:?}
-b=${CGRUN_BUILD:?}
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-hdr.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fail=0
-command -v c++ >/dev/null 2>&1 || { echo "no C++ compiler (apt-get install g++)"; exit 77; }
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+top=$TOP
+b=$BUILD_DIR
+command -v c++ >/dev/null 2>&1 || skip "no C++ compiler (apt-get install g++)"
 . "$top/tests/libcgrun/lib.sh"
 
 for h in "$top"/include/cgrun/*.h; do
@@ -44,12 +42,11 @@ int main() {
 }
 EOC
 if c++ -std=c++11 -Wall -Werror -I"$top/include" "$T/use.cc" -o "$T/use" -L"$b" -lcgrun -Wl,-rpath,"$b"; then
-	"$T/use" || { echo "FAIL: C++ program exit $?"; fail=1; }
+	"$T/use" || fail_later "C++ program exit $?"
 else
-	echo "FAIL: C++ program does not build against libcgrun.so"; fail=1
+	fail_later "C++ program does not build against libcgrun.so"
 fi
 
 # Exports, sonames, and the man page (libcgrun-nccl's:
 # t_libcgrun_headers_nccl).
 check_lib "$b/libcgrun.so.1" libcgrun.so.1
-exit $fail

@@ -5,15 +5,13 @@
 # cgrun_* symbols under a versioned soname; its functions refuse NULL
 # handles and pointers with EINVAL, no crash.  Skips, saying why, where
 # CUDA_HOME (default /usr/local/cuda) has no nccl.h.
-top=${CGRUN_TOP:?}
-b=${CGRUN_BUILD:?}
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+top=$TOP
+b=$BUILD_DIR
 cuda=${CUDA_HOME:-/usr/local/cuda}
-command -v c++ >/dev/null 2>&1 || { echo "no C++ compiler (apt-get install g++)"; exit 77; }
+command -v c++ >/dev/null 2>&1 || skip "no C++ compiler (apt-get install g++)"
 [ -f "$cuda/include/nccl.h" ] && [ -f "$cuda/include/cuda_runtime.h" ] ||
-	{ echo "no $cuda/include/nccl.h and cuda_runtime.h (CUDA toolkit and NCCL): libcgrun-nccl is not built"; exit 77; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-hdr.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-fail=0
+	skip "no $cuda/include/nccl.h and cuda_runtime.h (CUDA toolkit and NCCL): libcgrun-nccl is not built"
 . "$top/tests/libcgrun/lib.sh"
 header_alone nccl.h "-isystem $cuda/include"
 check_lib "$b/libcgrun-nccl.so.1" libcgrun-nccl.so.1
@@ -50,8 +48,7 @@ int main(void) {
 EOC
 if cc -Wall -Wextra -Werror -I"$top/include" -isystem "$cuda/include" -o "$T/args" "$T/args.c" \
     -L"$b" -lcgrun-nccl -lcgrun -L"$cuda/lib64" -lnccl -lcudart -Wl,-rpath,"$b" -Wl,-rpath,"$cuda/lib64"; then
-	"$T/args" || fail=1
+	"$T/args" || fail_later "argument checks of libcgrun-nccl"
 else
-	echo "FAIL: the argument check program does not build against libcgrun-nccl"; fail=1
+	fail_later "the argument check program does not build against libcgrun-nccl"
 fi
-exit $fail

@@ -4,17 +4,16 @@
 # copy outside the source tree with nothing but the installed headers,
 # pkg-config (PKG_CONFIG_SYSROOT_DIR pointing at the root) and the shared
 # library, and the CPU example runs under the installed cgrun.
-top=${CGRUN_TOP:?}
-b=${CGRUN_BUILD:?}
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+top=$TOP
+b=$BUILD_DIR
 cuda=${CUDA_HOME:-/usr/local/cuda}
-command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config missing (apt-get install pkg-config)"; exit 77; }
-T=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-inst.XXXXXX")
-trap 'rm -rf "$T"' EXIT
+command -v pkg-config >/dev/null 2>&1 || skip "pkg-config missing (apt-get install pkg-config)"
 root=$T/root
 rel=${b#"$top"/}
 
 make -s -C "$top" BUILD="$rel" install DESTDIR="$root" PREFIX=/usr >"$T/install.log" 2>&1 ||
-	{ echo "FAIL: make install"; tail -n 30 "$T/install.log"; exit 1; }
+	{ tail -n 30 "$T/install.log"; fail "make install"; }
 for f in usr/lib/libcgrun.so.1 usr/lib/libcgrun.so usr/lib/pkgconfig/cgrun.pc \
     usr/include/cgrun/cgrun.h usr/include/cgrun/rank.h usr/include/cgrun/store.h \
     usr/include/cgrun/barrier.h usr/include/cgrun/checkpoint.h \
@@ -22,7 +21,7 @@ for f in usr/lib/libcgrun.so.1 usr/lib/libcgrun.so usr/lib/pkgconfig/cgrun.pc \
     usr/share/bash-completion/completions/cgrun \
     usr/share/bash-completion/completions/cgrun-rdzvd \
     usr/share/cgrun/event-log.schema.json; do
-	[ -e "$root/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
+	[ -e "$root/$f" ] || fail "$f not installed"
 done
 
 # The consumer: a copy of examples/c, away from the source tree.
@@ -39,18 +38,18 @@ else
 fi
 echo "pkg-config cgrun: $(pkg-config --cflags --libs cgrun)"
 make -C "$T/src" CFLAGS="-O2 -Wall -Wextra -Werror" >"$T/build.log" 2>&1 ||
-	{ echo "FAIL: examples do not build against the installed library"; cat "$T/build.log"; exit 1; }
+	{ cat "$T/build.log"; fail "examples do not build against the installed library"; }
 cat "$T/build.log"
 for p in $want; do
-	[ -x "$T/src/$p" ] || { echo "FAIL: $p not built"; exit 1; }
+	[ -x "$T/src/$p" ] || fail "$p not built"
 done
 pkg-config --cflags cgrun | grep -q -- "-I$root/usr/include" ||
-	{ echo "FAIL: pkg-config does not point at the installed headers"; exit 1; }
+	fail "pkg-config does not point at the installed headers"
 objdump -p "$T/src/cpu_counter" | grep -q 'NEEDED *libcgrun.so.1' ||
-	{ echo "FAIL: cpu_counter does not link libcgrun.so.1"; exit 1; }
+	fail "cpu_counter does not link libcgrun.so.1"
 export LD_LIBRARY_PATH="$root/usr/lib"
 ldd "$T/src/cpu_counter" | grep -q "libcgrun.so.1 => $root/usr/lib/libcgrun.so.1" ||
-	{ echo "FAIL: libcgrun.so.1 does not resolve to the installed copy"; ldd "$T/src/cpu_counter"; exit 1; }
+	{ ldd "$T/src/cpu_counter"; fail "libcgrun.so.1 does not resolve to the installed copy"; }
 echo "ok: built $want from installed headers, pkg-config and libcgrun.so.1"
 
 # Run it: 2 ranks, 5 steps: total = 15 * 3.
@@ -59,6 +58,6 @@ timeout 60 "$root/usr/bin/cgrun" --standalone --nproc-per-node=2 --no-python ./c
     --dir "$T/ckpt" --steps 5 >"$T/run.out" 2>&1
 rc=$?
 cat "$T/run.out"
-[ $rc -eq 0 ] || { echo "FAIL: installed cgrun + consumer exit $rc"; exit 1; }
-[ "$(grep -c 'total=45 steps=5' "$T/run.out")" -eq 2 ] || { echo "FAIL: wrong totals"; exit 1; }
+[ $rc -eq 0 ] || fail "installed cgrun + consumer exit $rc"
+[ "$(grep -c 'total=45 steps=5' "$T/run.out")" -eq 2 ] || fail "wrong totals"
 echo "ok: the installed consumer ran under the installed cgrun"

@@ -6,11 +6,11 @@
 # once and is restarted.  Every process must exit as it should, with no
 # memcheck error and no definite or indirect leak.  Third-party leaks
 # (none of ours) are suppressed by tests/memcheck/valgrind.supp.
-. "$CGRUN_TOP/tests/interop/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
 command -v valgrind >/dev/null 2>&1 || skip "valgrind not installed (apt-get install valgrind)"
 need_torch113
-CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
-[ -x "$CGRUN" ] && [ -x "$RDZVD" ] || { echo "FAIL: $CGRUN or $RDZVD not built"; exit 1; }
+[ -x "$CGRUN" ] && [ -x "$RDZVD" ] || fail "$CGRUN or $RDZVD not built"
 ldd "$RDZVD" | grep -q -E 'lib(asan|ubsan|tsan)' &&
 	skip "$RDZVD is a sanitizer build (valgrind cannot run it; the sanitizers check it)"
 VG="valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
@@ -35,11 +35,11 @@ show_vg() {
 # The daemon.
 $VG "$RDZVD" -d --host 127.0.0.1 --port 0 >"$T/rdzvd.out" 2>"$T/rdzvd.log" &
 RDZVD_PID=$!
-PIDS="$PIDS $RDZVD_PID"
+track $RDZVD_PID
 i=0
 until grep -q '^listening on ' "$T/rdzvd.out"; do
-	kill -0 "$RDZVD_PID" 2>/dev/null || { cat "$T/rdzvd.log" "$T"/vg.*.log; echo "FAIL: daemon exited"; exit 1; }
-	[ $i -ge 1200 ] && { echo "FAIL: no 'listening on' from the daemon under valgrind after 60 s"; exit 1; }
+	kill -0 "$RDZVD_PID" 2>/dev/null || { cat "$T/rdzvd.log" "$T"/vg.*.log; fail "daemon exited"; }
+	[ $i -ge 1200 ] && fail "no 'listening on' from the daemon under valgrind after 60 s"
 	sleep 0.05
 	i=$((i + 1))
 done
@@ -48,7 +48,7 @@ echo "daemon under valgrind on port $RDZVD_PORT ($(( $(date +%s) - start ))s)"
 
 # Store operations from torch clients.
 timeout 300 "$PY113" "$TOP/tests/interop/ops.py" "$RDZVD_PORT" >"$T/ops.log" 2>&1 ||
-	{ tail -n 20 "$T/ops.log"; echo "FAIL: torch store operations"; exit 1; }
+	{ tail -n 20 "$T/ops.log"; fail "torch store operations"; }
 echo "ok torch store operations: $(tail -n 1 "$T/ops.log") ($(( $(date +%s) - start ))s)"
 
 # A two-node round: two agents under valgrind, two workers each.
@@ -64,17 +64,17 @@ for n in 2 3; do
 		--local-addr=127.0.0.$n --nnodes=2 --nproc-per-node=2 --rdzv-id=vg \
 		--rdzv-conf=$CONF --no-python "$T/w.sh" >"$T/agent$n.log" 2>&1 </dev/null &
 	eval "A$n=\$!"
-	PIDS="$PIDS $!"
+	track $!
 done
 for n in 2 3; do
 	eval "p=\$A$n"
 	timeout 300 sh -c "while kill -0 $p 2>/dev/null; do sleep 0.2; done"
 	wait "$p"
 	rc=$?
-	[ $rc -eq 0 ] || { tail -n 20 "$T/agent$n.log"; show_vg; echo "FAIL: agent 127.0.0.$n exited $rc (99: memcheck errors)"; exit 1; }
+	[ $rc -eq 0 ] || { tail -n 20 "$T/agent$n.log"; show_vg; fail "agent 127.0.0.$n exited $rc (99: memcheck errors)"; }
 done
 [ "$(cat "$OUT"/rank.* | sort | tr '\n' ' ')" = "0 4 0 1 4 0 2 4 1 3 4 1 " ] ||
-	{ cat "$OUT"/rank.*; echo "FAIL: ranks of the two-node round"; exit 1; }
+	{ cat "$OUT"/rank.*; fail "ranks of the two-node round"; }
 echo "ok two-node round: 4 workers with the right ranks ($(( $(date +%s) - start ))s)"
 
 # Standalone (in-process store), rank 1 fails in the first attempt.
@@ -82,13 +82,13 @@ $VG "$CGRUN" --standalone --nproc-per-node=2 --max-restarts=1 --no-python sh -c 
 	'echo "$TORCHELASTIC_RESTART_COUNT" >"$OUT/attempt.$RANK"; [ "$TORCHELASTIC_RESTART_COUNT$RANK" != 01 ]' \
 	>"$T/standalone.log" 2>&1 </dev/null
 rc=$?
-[ $rc -eq 0 ] || { tail -n 20 "$T/standalone.log"; show_vg; echo "FAIL: standalone run exited $rc (99: memcheck errors)"; exit 1; }
-[ "$(cat "$OUT/attempt.1")" = 1 ] || { echo "FAIL: no restart after the failure"; exit 1; }
+[ $rc -eq 0 ] || { tail -n 20 "$T/standalone.log"; show_vg; fail "standalone run exited $rc (99: memcheck errors)"; }
+[ "$(cat "$OUT/attempt.1")" = 1 ] || fail "no restart after the failure"
 echo "ok standalone run with a restart ($(( $(date +%s) - start ))s)"
 
 kill -TERM "$RDZVD_PID"
 wait "$RDZVD_PID"
 rc=$?
-[ $rc -eq 0 ] || { tail -n 30 "$T/rdzvd.log"; show_vg; echo "FAIL: daemon exited $rc after SIGTERM (99: memcheck errors)"; exit 1; }
-show_vg || { echo "FAIL: memcheck reports"; exit 1; }
+[ $rc -eq 0 ] || { tail -n 30 "$T/rdzvd.log"; show_vg; fail "daemon exited $rc after SIGTERM (99: memcheck errors)"; }
+show_vg || fail "memcheck reports"
 echo "ok $(grep -l 'ERROR SUMMARY: 0 errors' "$T"/vg.*.log | wc -l) processes clean under memcheck in $(( $(date +%s) - start ))s"

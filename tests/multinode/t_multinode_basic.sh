@@ -5,12 +5,13 @@
 # LOCAL_WORLD_SIZE, and all of them the same MASTER_ADDR/PORT: group rank
 # 0's job store.  Every agent exits 0.  Before, malformed native frames
 # get an ERROR and do not disturb the daemon.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 start_rdzvd
 # Bad native clients get an ERROR naming the problem and are closed; the
 # daemon goes on serving the job below.
-"$PY113" - "$RDZVD_PORT" <<'EOPY' || { echo "FAIL: bad native frames"; exit 1; }
+"$PY113" - "$RDZVD_PORT" <<'EOPY' || fail "bad native frames"
 import socket, struct, sys
 port = int(sys.argv[1])
 def reply(payload):
@@ -43,7 +44,7 @@ agent n3 127.0.0.3 --nproc-per-node=1 $common
 # Alone, it says whom it waits for (one line per change).
 i=0
 until grep -q "rendezvous basic round 0: 1/3 nodes (min 3, max 3)" "$T/n3.log"; do
-	[ $i -ge 200 ] && { echo "FAIL: no progress line from the first agent:"; cat "$T/n3.log"; exit 1; }
+	[ $i -ge 200 ] && { cat "$T/n3.log"; fail "no progress line from the first agent:"; }
 	sleep 0.05
 	i=$((i + 1))
 done
@@ -60,15 +61,15 @@ want="0 0 0 2
 ports=
 echo "$want" | while read -r r g l lw; do
 	f="$OUT/env.0.3.$r"
-	[ -f "$f" ] || { echo "FAIL: rank $r did not run"; ls "$OUT"; exit 1; }
+	[ -f "$f" ] || { ls "$OUT"; fail "rank $r did not run"; }
 	line=$(cat "$f")
 	for kv in "RANK=$r " "LOCAL_RANK=$l " "WORLD_SIZE=5 " "GROUP_RANK=$g " \
 	    "GROUP_WORLD_SIZE=3 " "LOCAL_WORLD_SIZE=$lw " "MASTER_ADDR=127.0.0.2 " \
 	    "RESTART_COUNT=0 " "RUN_ID=basic"; do
-		case "$line" in *"$kv"*) ;; *) echo "FAIL: rank $r: no $kv in: $line"; exit 1 ;; esac
+		case "$line" in *"$kv"*) ;; *) fail "rank $r: no $kv in: $line" ;; esac
 	done
 done || exit 1
-[ "$(ls "$OUT" | wc -l)" -eq 5 ] || { echo "FAIL: want 5 workers, got: $(ls "$OUT")"; exit 1; }
+[ "$(ls "$OUT" | wc -l)" -eq 5 ] || fail "want 5 workers, got: $(ls "$OUT")"
 nports=$(sed 's/.*MASTER_PORT=\([0-9]*\).*/\1/' "$OUT"/env.* | sort -u | wc -l)
-[ "$nports" -eq 1 ] || { echo "FAIL: workers disagree on MASTER_PORT"; cat "$OUT"/env.*; exit 1; }
+[ "$nports" -eq 1 ] || { cat "$OUT"/env.*; fail "workers disagree on MASTER_PORT"; }
 echo "ok: 3 nodes, 5 workers, ranks and offsets right"

@@ -4,8 +4,9 @@
 # run where rank 3 (on the second node) crashes before step 9 restarts the
 # workers on both nodes, resumes from the checkpoint and ends with final
 # weights identical to an uninterrupted 2-node run's.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 need_torch113
 start_rdzvd
 TRAIN=$TOP/examples/ddp/train.py
@@ -23,7 +24,7 @@ run() {
 			--steps 16 --ckpt-every 4 --ckpt-dir "$T/$name/ckpt" --out "$T/$name/final.pt" \
 			>"$T/$name.n$n.log" 2>&1 </dev/null &
 		echo $! >"$T/$name.n$n.pid"
-		PIDS="$PIDS $!"
+		track $!
 	done
 	expect_exit "$name.n2" 120 0
 	expect_exit "$name.n3" 120 0
@@ -33,14 +34,14 @@ digest() {
 }
 run plain
 run crash CRASH_AT_STEP=9 CRASH_RANK=3
-grep -q "injected crash before step 9" "$T/crash.n3.log" || { echo "FAIL: no crash injected"; cat "$T/crash.n3.log"; exit 1; }
+grep -q "injected crash before step 9" "$T/crash.n3.log" || { cat "$T/crash.n3.log"; fail "no crash injected"; }
 for n in 2 3; do
 	grep -q "workers started attempt=1 " "$T/crash.n$n.log" ||
-		{ echo "FAIL: node $n did not restart its workers"; tail -n 30 "$T/crash.n$n.log"; exit 1; }
+		{ tail -n 30 "$T/crash.n$n.log"; fail "node $n did not restart its workers"; }
 done
 a=$(digest plain) b=$(digest crash)
 echo "plain sha256=$a"
 echo "crash sha256=$b"
-[ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: final weights differ (or missing)"; exit 1; }
-cmp "$T/plain/final.pt" "$T/crash/final.pt" || { echo "FAIL: final weight files differ"; exit 1; }
+[ -n "$a" ] && [ "$a" = "$b" ] || fail "final weights differ (or missing)"
+cmp "$T/plain/final.pt" "$T/crash/final.pt" || fail "final weight files differ"
 echo "ok: 2-node DDP with a crash on the second node ends with the same weights"

@@ -5,8 +5,9 @@
 # a fourth agent then arrives and joins at the next round boundary
 # (scale-up, still no restart spent), and the job finishes on 3 nodes
 # with group rank 0's store now on 127.0.0.3.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 start_rdzvd
 export OUT="$T/out"
 mkdir -p "$OUT"
@@ -28,17 +29,17 @@ wait_count "$OUT/env.0.3.*" 3 30 "workers of the first 3-node round"
 kill -9 "$(agent_pid a)"
 wait_count "$OUT/env.0.2.*" 2 30 "workers of the 2-node round after the kill"
 grep -q "MASTER_ADDR=127.0.0.3 " "$OUT/env.0.2.0" ||
-	{ echo "FAIL: after the kill rank 0 is not 127.0.0.3: $(cat "$OUT/env.0.2.0")"; exit 1; }
+	fail "after the kill rank 0 is not 127.0.0.3: $(cat "$OUT/env.0.2.0")"
 rm -f "$OUT"/env.0.3.*
 touch "$OUT/phase2"
 agent d 127.0.0.5 $common
 for n in b c d; do expect_exit $n 60 0; done
 for r in 0 1 2; do
 	f="$OUT/env.0.3.$r"
-	[ -f "$f" ] || { echo "FAIL: rank $r of the final round did not run"; ls "$OUT"; exit 1; }
+	[ -f "$f" ] || { ls "$OUT"; fail "rank $r of the final round did not run"; }
 	case "$(cat "$f")" in
 	*"GROUP_RANK=$r "*"MASTER_ADDR=127.0.0.3 "*"RESTART_COUNT=0 "*) ;;
-	*) echo "FAIL: final round rank $r: $(cat "$f")"; exit 1 ;;
+	*) fail "final round rank $r: $(cat "$f")" ;;
 	esac
 done
 echo "ok: lost group rank 0, went on with 2 nodes, took in a new node"

@@ -8,8 +8,9 @@
 #    its 1 s barrier timeout: 127.0.0.2 hosts the job store the other
 #    node's workers still use, says so and keeps waiting; when they finish
 #    both agents exit 0.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 start_rdzvd
 # A worker that exits at once on node $1's agent, else waits (at most
 # 60 s) for $T/release.
@@ -30,7 +31,7 @@ agent a3 127.0.0.3 --rdzv-id=eb1 --exit-barrier-timeout=2 $common
 wait_count "$T/a3.log" 1 10 "a3 log"
 expect_exit a3 30 75
 grep -q "exit barrier timed out: this node's workers finished, the other nodes were not done 2 s later (--exit-barrier-timeout)" "$T/a3.log" ||
-	{ echo "FAIL: no exit barrier message:"; cat "$T/a3.log"; exit 1; }
+	{ cat "$T/a3.log"; fail "no exit barrier message:"; }
 kill "$(agent_pid a2)"
 echo "ok: a node whose workers finished gives up on the barrier after --exit-barrier-timeout (exit 75)"
 
@@ -41,11 +42,11 @@ agent b2 127.0.0.2 --rdzv-id=eb2 --exit-barrier-timeout=1 $common
 agent b3 127.0.0.3 --rdzv-id=eb2 $common
 i=0
 until grep -q "exit barrier: the other nodes are not done after 1 s; this node hosts the job store they still need, so it keeps waiting" "$T/b2.log"; do
-	[ $i -ge 300 ] && { echo "FAIL: no keep-waiting message from the store host"; stuck_report; exit 1; }
+	[ $i -ge 300 ] && { stuck_report; fail "no keep-waiting message from the store host"; }
 	sleep 0.1
 	i=$((i + 1))
 done
-kill -0 "$(agent_pid b2)" || { echo "FAIL: the store host exited"; cat "$T/b2.log"; exit 1; }
+kill -0 "$(agent_pid b2)" || { cat "$T/b2.log"; fail "the store host exited"; }
 touch "$REL"
 expect_exit b3 30 0
 expect_exit b2 30 0

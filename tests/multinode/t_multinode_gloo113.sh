@@ -4,8 +4,9 @@
 # workers' store is group rank 0's job store; all_reduce, all_gather,
 # broadcast and barrier give the right results on all 4 ranks
 # (tests/interop/gloo.py).
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 need_torch113
 start_rdzvd
 for n in 2 3; do
@@ -14,5 +15,5 @@ for n in 2 3; do
 done
 for n in 2 3; do expect_exit n$n 120 0; done
 ok=$(cat "$T/n2.log" "$T/n3.log" | grep -c ' ok: all_reduce \[10.0, 60.0, 4.0\]')
-[ "$ok" -eq 4 ] || { echo "FAIL: $ok/4 ranks report the right all_reduce"; cat "$T/n2.log" "$T/n3.log"; exit 1; }
+[ "$ok" -eq 4 ] || { cat "$T/n2.log" "$T/n3.log"; fail "$ok/4 ranks report the right all_reduce"; }
 echo "ok: gloo all_reduce across 2 nodes x 2 workers (torch 1.13)"

@@ -5,8 +5,9 @@
 # rank=3 ...), the job restarts on both nodes (one restart spent), the
 # other node is told which node failed (the daemon does not pass on the
 # FAILED text "rank 3 hung: ..."), and both agents exit 0 after attempt 1.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 command -v bash >/dev/null || skip "no bash for the workers"
 start_rdzvd
 cat >"$T/w.sh" <<'EOS'
@@ -23,10 +24,10 @@ agent h3 127.0.0.3 $common
 expect_exit h3 60 0
 expect_exit h2 60 0
 grep -q "rank hung rank=3 local_rank=1 idle=1s timeout=1s source=heartbeat section=step" "$T/h3.log" ||
-	{ echo "FAIL: the hung rank's agent did not name it"; cat "$T/h3.log"; exit 1; }
+	{ cat "$T/h3.log"; fail "the hung rank's agent did not name it"; }
 grep -q "restart requested by the rendezvous: .*workers failed on node 127.0.0.3" "$T/h2.log" ||
-	{ echo "FAIL: the other node was not told which node failed"; cat "$T/h2.log"; exit 1; }
-for r in 0 1; do grep -q "rank $r attempt 1 done" "$T/h2.log" || { echo "FAIL: rank $r not restarted"; exit 1; }; done
-for r in 2 3; do grep -q "rank $r attempt 1 done" "$T/h3.log" || { echo "FAIL: rank $r not restarted"; exit 1; }; done
-! grep -q "rank hung" "$T/h2.log" || { echo "FAIL: a hang on the healthy node"; exit 1; }
+	{ cat "$T/h2.log"; fail "the other node was not told which node failed"; }
+for r in 0 1; do grep -q "rank $r attempt 1 done" "$T/h2.log" || fail "rank $r not restarted"; done
+for r in 2 3; do grep -q "rank $r attempt 1 done" "$T/h3.log" || fail "rank $r not restarted"; done
+! grep -q "rank hung" "$T/h2.log" || fail "a hang on the healthy node"
 echo "ok: a hang on one node restarts both; the other node learns which node failed"

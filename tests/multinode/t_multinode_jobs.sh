@@ -3,8 +3,9 @@
 # agents started interleaved: each job forms its own round (group rank 0's
 # store: 127.0.0.2 for one, 127.0.0.4 for two) and its workers see only
 # their own job's keys (tests/multinode/keys.py, torch 1.13 clients).
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 need_torch113
 start_rdzvd
 k="$TOP/tests/multinode/keys.py"
@@ -15,6 +16,6 @@ agent d 127.0.0.5 --nnodes=2 --nproc-per-node=2 --rdzv-id=two --rdzv-conf="$FAST
 for n in a b c d; do expect_exit $n 90 0; done
 for j in one two; do
 	n=$(cat "$T"/[abcd].log | grep -c "keys ok rank [0-3] job $j arrived 4$")
-	[ "$n" -eq 4 ] || { echo "FAIL: job $j: $n/4 ranks saw their own keys"; cat "$T"/*.log; exit 1; }
+	[ "$n" -eq 4 ] || { cat "$T"/*.log; fail "job $j: $n/4 ranks saw their own keys"; }
 done
 echo "ok: two jobs on one daemon kept apart"

@@ -3,8 +3,9 @@
 # leaves the job (LEAVE) without closing it, so the server takes it out at
 # once -- not after the keep-alive window, here 60 s -- and the two other
 # nodes of a --nnodes=2:3 job finish in a round of two.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 start_rdzvd -v
 export OUT="$T/out"
 mkdir -p "$OUT"
@@ -27,6 +28,6 @@ expect_exit c 30 143
 expect_exit a 30 0
 expect_exit b 30 0
 grep -q "dead: no keep-alive" "$T/rdzvd.log" &&
-	{ echo "FAIL: the node was declared dead instead of leaving"; exit 1; }
-[ "$(ls "$OUT"/env.0.2.* | wc -l)" -eq 2 ] || { echo "FAIL: no 2-node round: $(ls "$OUT")"; exit 1; }
+	fail "the node was declared dead instead of leaving"
+[ "$(ls "$OUT"/env.0.2.* | wc -l)" -eq 2 ] || fail "no 2-node round: $(ls "$OUT")"
 echo "ok: a SIGTERMed agent left at once; the job went on with 2 nodes"

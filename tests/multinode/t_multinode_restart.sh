@@ -3,8 +3,9 @@
 # round, from one job-wide --max-restarts budget: TORCHELASTIC_RESTART_COUNT
 # agrees everywhere.  With the budget spent, every agent learns it at once:
 # the failing node exits with its worker's status, the other with 75.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 start_rdzvd
 export OUT="$T/out"
 mkdir -p "$OUT"
@@ -31,10 +32,10 @@ agent n3 127.0.0.3 --rdzv-id=restart --max-restarts=2 $common
 for n in n2 n3; do expect_exit $n 60 0; done
 for r in 0 1 2 3; do
 	f="$OUT/env.1.2.$r"
-	[ -f "$f" ] || { echo "FAIL: rank $r did not run in attempt 1"; ls "$OUT"; exit 1; }
-	grep -q "RESTART_COUNT=1 " "$f" || { echo "FAIL: rank $r: $(cat "$f")"; exit 1; }
+	[ -f "$f" ] || { ls "$OUT"; fail "rank $r did not run in attempt 1"; }
+	grep -q "RESTART_COUNT=1 " "$f" || fail "rank $r: $(cat "$f")"
 done
-[ -z "$(ls "$OUT"/env.2.* 2>/dev/null)" ] || { echo "FAIL: a second restart happened"; exit 1; }
+[ -z "$(ls "$OUT"/env.2.* 2>/dev/null)" ] || fail "a second restart happened"
 
 # No restarts left: the whole job stops, each agent says why.
 rm -f "$OUT"/env.*
@@ -43,6 +44,6 @@ agent m3 127.0.0.3 --rdzv-id=nobudget --max-restarts=0 $common
 expect_exit m3 30 3
 expect_exit m2 30 75
 grep -q "no restarts are left" "$T/m2.log" ||
-	{ echo "FAIL: m2 does not say why it stopped:"; cat "$T/m2.log"; exit 1; }
+	{ cat "$T/m2.log"; fail "m2 does not say why it stopped:"; }
 cat "$T/m2.log" "$T/m3.log"
 echo "ok: restart on all nodes with one budget; spent budget ends every node"

@@ -4,8 +4,9 @@
 # RST both ways); the agents reconnect within the keep-alive window, the
 # server gives them back their places, and the job finishes in round 0
 # with no restart.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 [ "$(id -u)" = 0 ] || skip "not root: cannot kill sockets with ss -K"
 command -v ss >/dev/null || skip "no ss(8) (iproute2)"
 start_rdzvd
@@ -26,14 +27,14 @@ grep -q ":$RDZVD_PORT" "$T/ss.out" || skip "ss -K cannot kill sockets here (kern
 for n in n2 n3; do
 	i=0
 	until grep -q "connection to 127.0.0.1:$RDZVD_PORT restored" "$T/$n.log"; do
-		[ $i -ge 100 ] && { echo "FAIL: $n did not reconnect:"; cat "$T/$n.log"; exit 1; }
+		[ $i -ge 100 ] && { cat "$T/$n.log"; fail "$n did not reconnect:"; }
 		sleep 0.1
 		i=$((i + 1))
 	done
 done
 touch "$OUT/go"
 for n in n2 n3; do expect_exit $n 60 0; done
-grep -q "lost the connection" "$T/n2.log" || { echo "FAIL: n2 never lost its connection"; exit 1; }
+grep -q "lost the connection" "$T/n2.log" || fail "n2 never lost its connection"
 if grep -q "round=1\|attempt=1" "$T/n2.log" "$T/n3.log"; then
 	echo "FAIL: the lost connection started a new round:"; cat "$T/n2.log"; exit 1
 fi

@@ -4,8 +4,9 @@
 # SLURM_JOB_ID, forms one job (-v says where each value came from);
 # CGRUN_RDZV_ENDPOINT and the command line win over the file; without any
 # job id the agent refuses with a clear message asking for --rdzv-id.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-. "$CGRUN_TOP/tests/multinode/lib.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
+. "$TOP/tests/multinode/lib.sh"
 unset SLURM_JOB_ID SLURM_JOB_NUM_NODES SLURM_NNODES SLURM_JOB_NODELIST \
 	SLURM_NODELIST PBS_JOBID LSB_JOBID FLUX_JOB_ID CGRUN_RDZV_ENDPOINT \
 	PET_RDZV_ENDPOINT PET_RDZV_ID PET_NNODES PET_RDZV_BACKEND
@@ -25,18 +26,18 @@ done
 for n in 2 3; do expect_exit s$n 60 0; done
 for r in 0 1; do
 	grep -q "WORLD_SIZE=2 .*RUN_ID=4242" "$OUT/env.0.2.$r" 2>/dev/null ||
-		{ echo "FAIL: rank $r: $(cat "$OUT/env.0.2.$r" 2>&1)"; cat "$T/s2.log"; exit 1; }
+		{ cat "$T/s2.log"; fail "rank $r: $(cat "$OUT/env.0.2.$r" 2>&1)"; }
 done
 grep -q "site: rdzv_endpoint=127.0.0.1:$RDZVD_PORT from $T/cgrun.conf:2" "$T/s2.log" &&
 grep -q "site: rdzv_id=4242 from SLURM_JOB_ID" "$T/s2.log" &&
 grep -q "site: rdzv_backend=c10d from" "$T/s2.log" ||
-	{ echo "FAIL: -v does not say where the values came from:"; cat "$T/s2.log"; exit 1; }
+	{ cat "$T/s2.log"; fail "-v does not say where the values came from:"; }
 
 # 2. No job id anywhere: a usage error naming --rdzv-id.
 "$CGRUN" --nnodes=2 --nproc-per-node=1 --no-python "$T/w.sh" >"$T/noid.log" 2>&1 </dev/null
 rc=$?
 [ "$rc" -eq 2 ] && grep -q -- "needs --rdzv-id" "$T/noid.log" ||
-	{ echo "FAIL: without a job id: exit $rc:"; cat "$T/noid.log"; exit 1; }
+	{ cat "$T/noid.log"; fail "without a job id: exit $rc:"; }
 
 # 3. The environment and the command line win over the file: a file
 #    endpoint that nobody serves is never used.
@@ -44,11 +45,11 @@ printf 'rdzv_endpoint = 127.0.0.1:1\n' >"$T/cgrun.conf"
 rm -f "$OUT"/env.*
 CGRUN_RDZV_ENDPOINT=127.0.0.1:$RDZVD_PORT "$CGRUN" -v --nnodes=1 --nproc-per-node=1 \
 	--rdzv-id=envwins --no-python "$T/w.sh" >"$T/env.log" 2>&1 </dev/null ||
-	{ echo "FAIL: CGRUN_RDZV_ENDPOINT did not win:"; cat "$T/env.log"; exit 1; }
+	{ cat "$T/env.log"; fail "CGRUN_RDZV_ENDPOINT did not win:"; }
 grep -q "site: rdzv_endpoint=127.0.0.1:$RDZVD_PORT from CGRUN_RDZV_ENDPOINT" "$T/env.log" ||
-	{ echo "FAIL: no source line:"; cat "$T/env.log"; exit 1; }
+	{ cat "$T/env.log"; fail "no source line:"; }
 "$CGRUN" -v --nnodes=1 --nproc-per-node=1 --rdzv-backend=c10d \
 	--rdzv-endpoint=127.0.0.1:$RDZVD_PORT --rdzv-id=cliwins --no-python "$T/w.sh" >"$T/cli.log" 2>&1 </dev/null ||
-	{ echo "FAIL: the command line did not win:"; cat "$T/cli.log"; exit 1; }
-grep -q "site: rdzv_endpoint" "$T/cli.log" && { echo "FAIL: site overrode the command line"; exit 1; }
+	{ cat "$T/cli.log"; fail "the command line did not win:"; }
+grep -q "site: rdzv_endpoint" "$T/cli.log" && fail "site overrode the command line"
 echo "ok: site file, batch job id, precedence"

@@ -1,13 +1,11 @@
 # Helpers of the operator-facing scripts (tests/observe/t_metrics_*.sh):
 # Debian's real prometheus, prometheus-node-exporter and promtool on
-# loopback ports of their own, stopped by the caller's cleanup (their pids
-# go into PIDS).  Sourced after tests/interop/lib.sh (T, PIDS, skip,
-# PY113).  Every wait has a deadline and says what it waited for.
+# loopback ports of their own, stopped at exit (tracked).  Sourced after
+# tests/lib.sh and tests/interop/lib.sh (T, track, fail, skip, PY113).  Every wait has a deadline and says what it waited for.
 
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 TOOL="$PY113 $TOP/tests/daemon/service_tool.py"
 
-fail() { echo "FAIL: $*"; exit 1; }
 
 # need PROGRAM PACKAGE: skip unless PROGRAM is installed.
 need() {
@@ -52,12 +50,12 @@ has() {
 # start_node_exporter DIR: its textfile collector on DIR, nothing else;
 # sets NE_PID and NE_URL.
 start_node_exporter() {
-	port=$($TOOL freeport)
+	port=$(free_port)
 	prometheus-node-exporter --web.listen-address="127.0.0.1:$port" \
 		--collector.disable-defaults --collector.textfile \
 		--collector.textfile.directory="$1" >"$T/node_exporter.log" 2>&1 &
 	NE_PID=$!
-	PIDS="$PIDS $NE_PID"
+	track $NE_PID
 	NE_URL=http://127.0.0.1:$port/metrics
 	wait_http "$NE_URL" 20 prometheus-node-exporter "$NE_PID"
 }
@@ -65,11 +63,11 @@ start_node_exporter() {
 # start_prometheus CONFIG: a Prometheus with its own data directory; sets
 # PROM_PID and PROM_URL.
 start_prometheus() {
-	port=$($TOOL freeport)
+	port=$(free_port)
 	prometheus --config.file="$1" --storage.tsdb.path="$T/prom-data" \
 		--web.listen-address="127.0.0.1:$port" >"$T/prometheus.log" 2>&1 &
 	PROM_PID=$!
-	PIDS="$PIDS $PROM_PID"
+	track $PROM_PID
 	PROM_URL=http://127.0.0.1:$port
 	wait_http "$PROM_URL/-/ready" 30 prometheus "$PROM_PID"
 }

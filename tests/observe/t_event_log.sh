@@ -8,12 +8,12 @@
 # does not exist, a malformed fd:N, a closed fd, an unknown handler, a
 # FIFO with no reader (refused, not waited for).  (Node loss:
 # t_event_log_nodes.sh.)
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 CGRUN=${CGRUN_BIN:-$BUILD_DIR/cgrun}
 SCHEMA=$TOP/docs/event-log.schema.json
 "$PY113" -c 'import jsonschema' 2>/dev/null ||
 	skip "python3-jsonschema not installed (apt-get install python3-jsonschema)"
-fail() { echo "FAIL: $*"; exit 1; }
 
 # A worker: on restart count 0, rank CRASH_RANK (if set) exits CRASH_CODE
 # at once and the others sleep SLEEP seconds (if set, until stopped);
@@ -99,7 +99,7 @@ grep -q '^=== rank 2 ' "$stacks" || fail "hang: the stacks file $stacks lacks ra
 # A stop by SIGTERM while the workers run.
 SLEEP=30 "$CGRUN" --event-log="$T/signal.jsonl" $common "$T/w.sh" >"$T/signal.out" 2>&1 </dev/null &
 p=$!
-PIDS="$PIDS $p"
+track $p
 i=0
 until grep -q attempt_start "$T/signal.jsonl" 2>/dev/null; do
 	[ $i -ge 200 ] && fail "signal: no attempt_start record after 10 s"

@@ -7,6 +7,7 @@
 # 0.  The survivor's log has the documented sequence (docs/event-log.md),
 # the killed agent's ends where it was killed with every line whole, and
 # both are valid under docs/event-log.schema.json.
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/multinode/lib.sh"
 SCHEMA=$TOP/docs/event-log.schema.json

@@ -8,6 +8,7 @@
 # once the client leaves, /metrics answers again.  (Before the cap, evhttp
 # took every connection, the agent ran out of descriptors and the job
 # failed: "cannot start workers: worker 0: Too many open files".)
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/observe/lib.sh"
 
@@ -58,7 +59,7 @@ chmod +x "$T/w.sh"
 	--max-restarts=5 --shutdown-timeout=5 --metrics-port=0 \
 	--event-log="$T/ev.jsonl" --no-python "$T/w.sh") >"$T/job.log" 2>&1 </dev/null &
 job=$!
-PIDS="$PIDS $job"
+track $job
 i=0
 until port=$(sed -n 's/^cgrun: metrics listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$T/job.log") && [ -n "$port" ]; do
 	kill -0 $job 2>/dev/null || { cat "$T/job.log"; fail "cgrun exited before listening"; }
@@ -67,7 +68,7 @@ until port=$(sed -n 's/^cgrun: metrics listening on 127.0.0.1:\([0-9]*\)$/\1/p' 
 done
 
 "$PY113" "$T/hostile.py" "$port" 300 "$T/ready" "$T/stop" &
-PIDS="$PIDS $!"
+track $!
 wait_file "$T/ready" $! 30 "the hostile client"
 touch "$T/go"
 

@@ -5,6 +5,7 @@
 # crash's restart (the daemon's count and each agent's), the root cause's
 # exit code, workers up, and the store operations a TCPStore client made
 # on the daemon.  promtool check metrics is clean on the daemon's page.
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/multinode/lib.sh"
 . "$CGRUN_TOP/tests/observe/lib.sh"

@@ -10,6 +10,7 @@
 # The file is rewritten atomically (no temporary left, mode 0644); an
 # unwritable file, a FIFO or a link in its place, or a port in use is
 # refused at once (exit 73).
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/observe/lib.sh"
 need prometheus-node-exporter prometheus-node-exporter
@@ -19,12 +20,12 @@ mkdir -p "$T/textfile"
 start_node_exporter "$T/textfile"
 
 crash_worker "$T/w.sh"
-mport=$($TOOL freeport)
+mport=$(free_port)
 "$CGRUN" --standalone --nproc-per-node=2 --max-restarts=1 --hang-timeout=60 \
 	--metrics-file="$T/textfile/cgrun-\$run_id.prom" --metrics-port="$mport" \
 	--event-log="$T/ev.jsonl" --no-python "$T/w.sh" >"$T/job.log" 2>&1 </dev/null &
 job=$!
-PIDS="$PIDS $job"
+track $job
 i=0
 until grep -q '"event":"attempt_start"' "$T/ev.jsonl" 2>/dev/null; do
 	[ $i -ge 300 ] && { cat "$T/job.log"; fail "no attempt started within 30 s"; }

@@ -6,13 +6,10 @@
 # the fake NVML on a fake machine: CUDA_VISIBLE_DEVICES per worker with
 # --gpu-visibility=own, and the -v start-up log shows the plan.
 set -u
-: "${CGRUN_BIN:?}" "${CGRUN_BUILD:?}" "${CGRUN_TOP:?}"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 export CGRUN_NVML_LIBRARY=none
 unset CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER HWLOC_XMLFILE
-out=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-aff.XXXXXX") || exit 1
-trap 'rm -rf "$out"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+out=$T
 
 # Each worker prints: local rank, kernel affinity, planned cpuset.
 cat >"$out/w.sh" <<'W'
@@ -24,19 +21,19 @@ ncpu=$(getconf _NPROCESSORS_ONLN)
 [ "$ncpu" -gt 8 ] && ncpu=8		# enough ranks, a bounded test
 for mode in cores numa; do
 	timeout 60 "$CGRUN_BIN" --nproc-per-node="$ncpu" --cpu-bind=$mode \
-	    --dry-run x >"$out/plan" || fail "dry-run $mode"
+	    --dry-run x >"$out/plan" || fail_later "dry-run $mode"
 	timeout 60 "$CGRUN_BIN" --nproc-per-node="$ncpu" --cpu-bind=$mode \
 	    --no-python sh "$out/w.sh" >"$out/run" 2>"$out/err" ||
-	    { fail "run $mode: $(cat "$out/err")"; continue; }
+	    { fail_later "run $mode: $(cat "$out/err")"; continue; }
 	n=$(grep -c 'lr=' "$out/run")
-	[ "$n" -eq "$ncpu" ] || fail "$mode: $n of $ncpu workers reported"
+	[ "$n" -eq "$ncpu" ] || fail_later "$mode: $n of $ncpu workers reported"
 	lr=0
 	while [ "$lr" -lt "$ncpu" ]; do
 		want=$(sed -n "s/^local_rank=$lr .* cpus=\([^ ]*\).*/\1/p" "$out/plan")
 		line=$(grep "lr=$lr " "$out/run")
 		case "$line" in
 		*"aff=$want plan=$want bind=$mode") ;;
-		*) fail "$mode rank $lr: want cpus=$want, got: $line" ;;
+		*) fail_later "$mode rank $lr: want cpus=$want, got: $line" ;;
 		esac
 		lr=$((lr + 1))
 	done
@@ -45,9 +42,9 @@ done
 # --cpu-bind=none: the agent's own affinity, no CGRUN_CPUSET.
 mine=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --cpu-bind=none --no-python \
-    sh "$out/w.sh" >"$out/run" 2>"$out/err" || fail "run none"
+    sh "$out/w.sh" >"$out/run" 2>"$out/err" || fail_later "run none"
 [ "$(grep -c "aff=$mine plan=unset bind=none" "$out/run")" -eq 2 ] ||
-    fail "none: $(cat "$out/run")"
+    fail_later "none: $(cat "$out/run")"
 
 # --mem-bind: the workers' memory policy, as the kernel reports it in
 # /proc/self/numa_maps (bind:N, prefer..., default).
@@ -56,22 +53,22 @@ if [ -r /proc/self/numa_maps ]; then
 		timeout 60 "$CGRUN_BIN" --nproc-per-node=2 --cpu-bind=cores \
 		    --mem-bind="${m%%:*}" --no-python sh -c \
 		    'echo "pol=$(head -n 1 /proc/self/numa_maps | cut -d" " -f2)"' \
-		    >"$out/run" 2>"$out/err" || fail "mem-bind ${m%%:*}"
+		    >"$out/run" 2>"$out/err" || fail_later "mem-bind ${m%%:*}"
 		if grep -q 'binding failed: \(Operation not permitted\|Function not implemented\)' \
 		    "$out/err"; then
-			echo "note: set_mempolicy refused here; not checked"
+			skip_later "set_mempolicy refused here: --mem-bind not checked"
 			break
 		fi
 		[ "$(grep -c "pol=${m#*:}" "$out/run")" -eq 2 ] ||
-		    fail "mem-bind ${m%%:*}: $(cat "$out/run" "$out/err")"
+		    fail_later "mem-bind ${m%%:*}: $(cat "$out/run" "$out/err")"
 	done
 fi
 
 # gpu on a machine without GPUs: a clear error, nothing started.
 timeout 30 "$CGRUN_BIN" --nproc-per-node=gpu --no-python sh "$out/w.sh" \
-    >"$out/run" 2>"$out/err" && fail "gpu succeeded without GPU"
-grep -q 'no GPU found' "$out/err" || fail "gpu error: $(cat "$out/err")"
-grep -q 'lr=' "$out/run" && fail "gpu error but workers ran"
+    >"$out/run" 2>"$out/err" && fail_later "gpu succeeded without GPU"
+grep -q 'no GPU found' "$out/err" || fail_later "gpu error: $(cat "$out/err")"
+grep -q 'lr=' "$out/run" && fail_later "gpu error but workers ran"
 
 # Fake NVML + fake machine: each worker sees only its own GPU.
 fake="$CGRUN_BUILD/tests/place/fake_nvml/libnvidia-ml.so.1"
@@ -83,27 +80,26 @@ W
 	HWLOC_XMLFILE="$CGRUN_TOP/tests/place/topologies/g4dn-2socket-8gpu.xml" \
 	    timeout 60 "$CGRUN_BIN" -v --nproc-per-node=gpu \
 	    --gpu-visibility=own --no-python sh "$out/g.sh" >"$out/run" \
-	    2>"$out/err" || fail "nvml run: $(cat "$out/err")"
+	    2>"$out/err" || fail_later "nvml run: $(cat "$out/err")"
 	grep -q "lr=5 cvd=GPU-fake0000-0000-0000-0000-000000000005 dev=0 bus=0000:e8:00.0 numa=1$" \
-	    "$out/run" || fail "nvml own: $(cat "$out/run")"
-	[ "$(grep -c 'lr=.* dev=0 ' "$out/run")" -eq 8 ] || fail "nvml: 8 workers"
+	    "$out/run" || fail_later "nvml own: $(cat "$out/run")"
+	[ "$(grep -c 'lr=.* dev=0 ' "$out/run")" -eq 8 ] || fail_later "nvml: 8 workers"
 	grep -q 'placement nproc=8 gpus=8 gpu_source=nvml' "$out/err" ||
-	    fail "-v log lacks the plan summary"
+	    fail_later "-v log lacks the plan summary"
 	grep -q 'placement local_rank=7 gpu=7 bus_id=0000:f5:00.0 numa=1 ' \
-	    "$out/err" || fail "-v log lacks rank 7's plan"
+	    "$out/err" || fail_later "-v log lacks rank 7's plan"
 	# --virtual-local-rank: LOCAL_RANK=0, one GPU each, set_device(0)
 	CGRUN_NVML_LIBRARY=$fake \
 	HWLOC_XMLFILE="$CGRUN_TOP/tests/place/topologies/g4dn-2socket-8gpu.xml" \
 	    timeout 60 "$CGRUN_BIN" --nproc-per-node=3 --virtual-local-rank \
 	    --no-python sh "$out/g.sh" >"$out/run" 2>"$out/err" ||
-	    fail "virtual-local-rank run: $(cat "$out/err")"
+	    fail_later "virtual-local-rank run: $(cat "$out/err")"
 	[ "$(grep -c 'lr=0 cvd=[^,]* dev=0 bus=' "$out/run")" -eq 3 ] ||
-	    fail "virtual-local-rank: $(cat "$out/run")"
+	    fail_later "virtual-local-rank: $(cat "$out/run")"
 	[ "$(sed -n 's/.* bus=\([^ ]*\) .*/\1/p' "$out/run" | sort -u | wc -l)" \
-	    -eq 3 ] || fail "virtual-local-rank: GPUs not distinct"
+	    -eq 3 ] || fail_later "virtual-local-rank: GPUs not distinct"
 else
-	fail "fake NVML not built: $fake"
+	fail_later "fake NVML not built: $fake"
 fi
 
-[ "$fails" -eq 0 ] || { echo "$fails failures"; exit 1; }
 echo "affinity matches the plan for $ncpu workers"

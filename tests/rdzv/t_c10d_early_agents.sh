@@ -10,29 +10,10 @@
 # - 4 agents started back to back, the 3 others before the host, all
 #   run their worker and exit 0.
 # Timing targets are in bench/early_agents.sh.
-. "$CGRUN_TOP/tests/interop/lib.sh"
-fail() { echo "FAIL: $*"; exit 1; }
-CGRUN=$BUILD_DIR/cgrun
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/interop/lib.sh"
 
-# freeport: a free port below the ephemeral range, so that no client
-# socket on this machine (other tests run at the same time) holds it when
-# the host binds it.
-freeport() {
-	python3 -c '
-import random, socket
-lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-for _ in range(100):
-    p = random.randrange(max(1024, lo - 12000), lo)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    print(p)
-    break
-'
-}
-port=$(freeport)
+port=$(free_port)
 timeout 20 "$CGRUN" -vv --rdzv-backend=c10d --rdzv-endpoint=127.0.0.1:$port \
     --rdzv-id=early --nnodes=2 --rdzv-conf=is_host=false,read_timeout=2 \
     --no-python true >"$T/nobody" 2>&1
@@ -46,7 +27,7 @@ n=$(grep -c 'c10d link DOWN -> CONNECTING' "$T/nobody")
 echo "ok: $n connection attempts in 2 s, then exit 75"
 
 # Four agents, the host last.
-port=$(freeport)
+port=$(free_port)
 pids=
 for i in 0 1 2 3; do
 	host=false
@@ -56,7 +37,7 @@ for i in 0 1 2 3; do
 	    --rdzv-conf=is_host=$host --no-python sh -c ": >$T/ran.\$RANK" \
 	    >"$T/a$i.log" 2>&1 &
 	pids="$pids $!"
-	PIDS="$PIDS $!"
+	track $!
 done
 i=0
 for p in $pids; do

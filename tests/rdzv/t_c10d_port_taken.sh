@@ -7,11 +7,9 @@
 # never accepts, one that accepts and closes.  (A cgrun rendezvous on the
 # port, where being a client is right: t_client_vs_rdzvd, a daemon on the
 # agent's endpoint, and t_multinode_ishost, two agents racing to host.)
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 LPID=
-trap '[ -n "$LPID" ] && kill "$LPID" 2>/dev/null; rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; [ -f "$T/err" ] && cat "$T/err"; exit 1; }
+on_fail() { [ -f "$T/err" ] && cat "$T/err"; }
 export HWLOC_COMPONENTS=-gl,-opencl,-pci,-linuxio CGRUN_NVML_LIBRARY=none
 
 # listen MODE: a python listener on a free port of 127.0.0.1 (MODE idle:
@@ -32,9 +30,8 @@ while True:
         time.sleep(1)
 ' "$T/port" "$1" &
 	LPID=$!
-	i=0
-	while [ ! -s "$T/port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	PORT=$(cat "$T/port") || fail "the listener did not start"
+	wait_for 10 "the listener's port in $T/port" test -s "$T/port"
+	PORT=$(cat "$T/port")
 }
 
 for mode in idle close; do

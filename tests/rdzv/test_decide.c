@@ -5,7 +5,10 @@
  * order (node rank, host, arrival) with rank bases, world, spares and the
  * store, below MIN, join timeout, lost members, failures with and without
  * budget and while a member is disconnected, finish, scale-up, a closed
- * job, and 100,000 nodes (no node limit).
+ * job, and 100,000 nodes (no node limit).  Then the scenario table
+ * (helper_scenario_table.c), which tests/rdzv/tool_scenarios.c also runs
+ * against the c10d engine and the etcd-v3 backend, against the rule
+ * itself with a small model of the nodes around it.
  */
 #include <check.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 
 #include "decide.h"
 #include "helper_main.h"
+#include "helper_scenarios.h"
 
 #define NMAX	16
 
@@ -353,6 +357,347 @@ START_TEST(state_and_verdict_names)
 }
 END_TEST
 
+
+/* ---- the scenarios against the rule: a model of the nodes around it,
+ * doing what an agent's backend would (stop when told, rejoin) ---- */
+
+struct mnode {
+	struct decide_node	 d;
+	int			 joined, removed, missed;
+	char			 why[256];
+};
+
+struct model {
+	const struct scenario	*s;
+	struct scn_run		*run;
+	char			 run_id[96];
+	struct decide_job	 job;
+	struct mnode		 n[SCN_NODES];
+	uint64_t		 arrivals;
+};
+
+/* The view of the nodes in the job; at[] maps its slots to nodes. */
+static void
+model_view(const struct model *m, struct decide_view *mv,
+    struct decide_node *arr, int *at)
+{
+	int i;
+
+	memset(mv, 0, sizeof(*mv));
+	mv->job = m->job;
+	for (i = 0; i < SCN_NODES; i++)
+		if (m->n[i].joined && !m->n[i].removed) {
+			at[mv->nnodes] = i;
+			arr[mv->nnodes++] = m->n[i].d;
+		}
+	mv->nodes = arr;
+	decide_count(mv);
+}
+
+/* Is node i in the job (joined, not gone)? */
+static int
+model_in(const struct model *m, int i)
+{
+	return m->n[i].joined && !m->n[i].removed &&
+	    m->n[i].d.state != DECIDE_GONE && m->n[i].d.state != DECIDE_LOST;
+}
+
+/* DECIDE_ROUND: the members hear their places. */
+static void
+model_round(struct model *m, const struct decide_out *mo,
+    const struct decide_place *mord, const int *at)
+{
+	struct round_info ri;
+	size_t g;
+	int i, store = at[mord[0].node];
+
+	m->job.phase = DECIDE_JOB_RUNNING;
+	m->job.started = 1;
+	m->job.last_call_armed = 0;
+	for (g = 0; g < mo->nmembers; g++) {
+		i = at[mord[g].node];
+		m->n[i].d.state = DECIDE_RUNNING;
+		m->n[i].d.group_rank = (int32_t)g;
+		memset(&ri, 0, sizeof(ri));
+		ri.round = (int)m->job.round;
+		ri.group_rank = (int)g;
+		ri.group_world_size = (int)mo->nmembers;
+		ri.rank_base = (int)mord[g].rank_base;
+		ri.world_size = (int)mo->world;
+		ri.restart_count = (int)m->job.restarts;
+		snprintf(ri.master_addr, sizeof(ri.master_addr), "%s",
+		    scn_host(m->s, store));
+		ri.master_port = SCN_STORE_PORT + store;
+		scn_saw(m->run, i, SCN_SAW_ROUND, &ri, 0, NULL);
+	}
+}
+
+/* DECIDE_NEW_ROUND: members stop (those connected hear why at once). */
+static void
+model_new_round(struct model *m, const struct decide_out *mo)
+{
+	char why[DECIDE_TEXT_MAX + 64];
+	int i;
+
+	m->job.restarts = mo->restarts;
+	m->job.round++;
+	m->job.phase = DECIDE_JOB_FORMING;
+	m->job.last_call_armed = 0;
+	snprintf(why, sizeof(why), "new rendezvous round %u: %s", m->job.round,
+	    mo->text);
+	for (i = 0; i < SCN_NODES; i++) {
+		if (!model_in(m, i))
+			continue;
+		m->n[i].d.group_rank = -1;
+		if (m->n[i].d.state == DECIDE_FAILED)
+			m->n[i].d.state = DECIDE_WAITING;
+		if (m->n[i].d.state != DECIDE_RUNNING &&
+		    m->n[i].d.state != DECIDE_DONE)
+			continue;
+		m->n[i].d.state = DECIDE_STOPPING;
+		if (m->n[i].d.offline) {
+			m->n[i].missed = 1;
+			continue;
+		}
+		scn_saw(m->run, i, SCN_SAW_RESTART, NULL, 0, why);
+		m->n[i].d.state = DECIDE_WAITING;	/* stopped */
+	}
+}
+
+/* DECIDE_FAIL and DECIDE_FINISH: every node in the job hears it. */
+static void
+model_end(struct model *m, const struct decide_out *mo, const int *at)
+{
+	char why[DECIDE_TEXT_MAX + 128];
+	int i, culprit = mo->node != DECIDE_NO_NODE ? at[mo->node] : -1;
+
+	m->job.phase = DECIDE_JOB_CLOSED;
+	snprintf(why, sizeof(why), "rendezvous %s: %s", m->run_id, mo->text);
+	for (i = 0; i < SCN_NODES; i++)
+		if (model_in(m, i) && mo->verdict == DECIDE_FINISH)
+			scn_saw(m->run, i, SCN_SAW_FINISHED, NULL, 0, NULL);
+		else if (model_in(m, i))
+			scn_saw(m->run, i, SCN_SAW_FAILED, NULL,
+			    mo->reason == RDZV_FAIL_RESTARTS && i == culprit ?
+			    -1 : 75, why);
+}
+
+/* Ask the rule until it has nothing more to say, carrying it out. */
+static void
+model_settle(struct model *m)
+{
+	struct decide_node arr[SCN_NODES];
+	struct decide_place mord[SCN_NODES];
+	struct decide_view mv;
+	struct decide_out mo;
+	int at[SCN_NODES], more = 1;
+
+	while (more) {
+		model_view(m, &mv, arr, at);
+		m->job.last_call_over = m->job.join_timeout_over = 0;
+		more = 0;
+		switch (decide(&mv, mord, &mo)) {
+		case DECIDE_ARM_LAST_CALL:
+			m->job.last_call_armed = 1;
+			break;
+		case DECIDE_DISARM_LAST_CALL:
+			m->job.last_call_armed = 0;
+			break;
+		case DECIDE_ROUND:
+			model_round(m, &mo, mord, at);
+			break;
+		case DECIDE_NEW_ROUND:
+			model_new_round(m, &mo);
+			more = 1;
+			break;
+		case DECIDE_FAIL:
+		case DECIDE_FINISH:
+			model_end(m, &mo, at);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* harness->open: a job of s's shape, nobody in it yet. */
+static void *
+model_open(const struct scenario *sc, const char *run_id, struct scn_run *run,
+    char *err, size_t len)
+{
+	struct model *m = calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	m->s = sc;
+	m->run = run;
+	snprintf(m->run_id, sizeof(m->run_id), "%s", run_id);
+	m->job.phase = DECIDE_JOB_FORMING;
+	m->job.min = (uint32_t)sc->min;
+	m->job.max = (uint32_t)sc->max;
+	m->job.max_restarts = (uint32_t)sc->max_restarts;
+	m->job.join_timeout_ms = sc->join_ms ? (uint32_t)sc->join_ms : 120000;
+	return m;
+}
+
+/* harness->join: node i arrives, waiting. */
+static int
+model_join(void *h, int i, char *err, size_t len)
+{
+	struct model *m = h;
+	struct decide_node *d = &m->n[i].d;
+
+	m->n[i].joined = 1;
+	memset(d, 0, sizeof(*d));
+	d->name = m->s->nodes[i].name;
+	d->host = scn_host(m->s, i);
+	d->addr = d->host;
+	d->port = SCN_STORE_PORT + (uint32_t)i;
+	d->arrival = m->arrivals++;
+	d->node_rank = m->s->nodes[i].node_rank;
+	d->group_rank = -1;
+	d->nproc = (uint32_t)m->s->nodes[i].nproc;
+	d->why = m->n[i].why;
+	d->state = DECIDE_WAITING;
+	model_settle(m);
+	return 0;
+}
+
+/* harness->failed: a member's workers failed. */
+static void
+model_failed(void *h, int i, const char *why)
+{
+	struct model *m = h;
+
+	if (m->n[i].d.state != DECIDE_RUNNING && m->n[i].d.state != DECIDE_DONE)
+		return;
+	snprintf(m->n[i].why, sizeof(m->n[i].why), "%s", why ? why : "");
+	m->n[i].d.state = DECIDE_FAILED;
+	model_settle(m);
+}
+
+/* harness->done: a member's workers succeeded. */
+static void
+model_done(void *h, int i)
+{
+	struct model *m = h;
+
+	if (m->n[i].d.state == DECIDE_RUNNING)
+		m->n[i].d.state = DECIDE_DONE;
+	model_settle(m);
+}
+
+/* harness->leave: gone (lost if a member of the running round). */
+static void
+model_leave(void *h, int i)
+{
+	struct model *m = h;
+	struct decide_node *d = &m->n[i].d;
+
+	d->state = d->state == DECIDE_RUNNING || d->state == DECIDE_DONE ||
+	    d->state == DECIDE_FAILED ? DECIDE_LOST : DECIDE_GONE;
+	model_settle(m);
+	m->n[i].removed = 1;
+}
+
+/* harness->cut: the node's connection is down. */
+static void
+model_cut(void *h, int i)
+{
+	((struct model *)h)->n[i].d.offline = 1;
+}
+
+/* harness->heal: it comes back and hears what it missed (c10d's engine
+ * repeats RESTART in its own words), then stops and waits. */
+static void
+model_heal(void *h, int i)
+{
+	struct model *m = h;
+	char why[128];
+
+	m->n[i].d.offline = 0;
+	if (!m->n[i].missed)
+		return;
+	m->n[i].missed = 0;
+	snprintf(why, sizeof(why), "new rendezvous round %u: a new round is "
+	    "being formed", m->job.round);
+	scn_saw(m->run, i, SCN_SAW_RESTART, NULL, 0, why);
+	if (m->n[i].d.state == DECIDE_STOPPING)
+		m->n[i].d.state = DECIDE_WAITING;
+	model_settle(m);
+}
+
+/* harness->known: nodes in the job. */
+static long
+model_known(void *h)
+{
+	struct model *m = h;
+	long k = 0;
+	int i;
+
+	for (i = 0; i < SCN_NODES; i++)
+		k += m->n[i].joined && !m->n[i].removed;
+	return k;
+}
+
+/* harness->offline. */
+static int
+model_offline(void *h, int i)
+{
+	return ((struct model *)h)->n[i].d.offline;
+}
+
+/* harness->turn: time passes: the last call ends, or else the join
+ * timeout. */
+static void
+model_turn(void *h)
+{
+	struct model *m = h;
+
+	if (m->job.phase != DECIDE_JOB_FORMING)
+		return;
+	if (m->job.last_call_armed)
+		m->job.last_call_over = 1;
+	else
+		m->job.join_timeout_over = 1;
+	model_settle(m);
+}
+
+/* harness->name_at: the model names nodes by their scenario names. */
+static size_t
+model_name_at(void *h, int i, const char *at)
+{
+	const char *name = ((struct model *)h)->s->nodes[i].name;
+	size_t n = strlen(name);
+
+	return strncmp(at, name, n) == 0 ? n : 0;
+}
+
+/* harness->close. */
+static void
+model_close(void *h)
+{
+	free(h);
+}
+
+static const struct scn_harness model_harness = {
+	"decide", 1, model_open, model_join, model_failed, model_done,
+	model_leave, model_cut, model_heal, model_known, model_offline,
+	model_turn, model_name_at, model_close
+};
+
+/* Every scenario of the table, against the rule. */
+START_TEST(scenario)
+{
+	char err[2048] = "";
+
+	ck_assert_msg(scn_play(&scn_table[_i], &model_harness, err,
+	    sizeof(err)) == 0, "scenario %s: %s", scn_table[_i].name, err);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -375,6 +720,9 @@ test_suite(void)
 	tcase_add_test(tc, closed_does_nothing);
 	tcase_add_test(tc, no_node_limit);
 	tcase_add_test(tc, state_and_verdict_names);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("scenarios");
+	tcase_add_loop_test(tc, scenario, 0, (int)scn_ntable);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,7 +2,13 @@
  * test_rdzv.c: the rendezvous engine as a state machine, driven through
  * fake connections that record what the engine sends: round decisions,
  * group ranks and rank offsets, spares, scale-up, the restart budget,
- * keep-alive deaths, MIN, join timeout, job separation, protocol errors.
+ * keep-alive deaths, MIN, join timeout, job separation, protocol errors;
+ * the job tables (no hole; an ignored message logged with its reason; a
+ * node left behind by a round taken in later); and what agents carry onto
+ * a new connection (RESUME, carry.c): to a server that forgot the job
+ * (their round goes on, or a new one follows it, spending a restart for a
+ * carried failure) and to one that knows them (a report about another
+ * round is stale).
  */
 #include <check.h>
 #include <stdio.h>
@@ -102,6 +108,17 @@ struct jopt {
 
 static struct fconn *join_rc(const char *, const struct jopt *, int *);
 
+/* What a node carries in RESUME (test_rdzv's nodes have nproc 2, their
+ * own host as store address, port 29500). */
+struct kopt {
+	uint32_t round, restarts, gws;
+	int group_rank;
+	uint8_t workers;
+	const char *store;	/* group rank 0's host */
+};
+static struct fconn *rejoin(const char *, const struct jopt *,
+	    const struct kopt *);
+
 /* Connect, HELLO and JOIN as host; the JOIN must be accepted. */
 static struct fconn *
 join(const char *host, const struct jopt *o)
@@ -112,6 +129,8 @@ join(const char *host, const struct jopt *o)
 	ck_assert_int_eq(rc, 0);
 	return c;
 }
+
+static void join_msg(struct rdzv_msg *, const char *, const struct jopt *);
 
 /* Connect, HELLO and JOIN as host; *rc: rdzv_peer_msg's for the JOIN. */
 static struct fconn *
@@ -127,6 +146,50 @@ join_rc(const char *host, const struct jopt *o, int *rc)
 	m.version = RDZV_PROTO_VERSION;
 	ck_assert_int_eq(rdzv_peer_msg(c->peer, &m), 0);
 	ck_assert_int_eq(c->msgs[0].op, RDZV_OP_WELCOME);
+	join_msg(&m, host, o);
+	*rc = rdzv_peer_msg(c->peer, &m);
+	return c;
+}
+
+/* Connect, HELLO, RESUME (what k says) and JOIN as host (accepted). */
+static struct fconn *
+rejoin(const char *host, const struct jopt *o, const struct kopt *k)
+{
+	struct fconn *c = calloc(1, sizeof(*c));
+	struct rdzv_msg m;
+
+	ck_assert_int_lt(nlive, MAXMSG);
+	live[nlive++] = c;
+	c->peer = rdzv_peer_new(eng, c);
+	rdzv_proto_init(&m, RDZV_OP_HELLO);
+	m.version = RDZV_PROTO_VERSION;
+	ck_assert_int_eq(rdzv_peer_msg(c->peer, &m), 0);
+	ck_assert_uint_eq(c->msgs[0].version, RDZV_PROTO_VERSION_RESUME);
+	rdzv_proto_init(&m, RDZV_OP_RESUME);
+	m.round = k->round;
+	m.restart_count = k->restarts;
+	m.group_rank = k->group_rank;
+	m.group_world_size = k->gws ? k->gws : 2;
+	m.rank_base = (uint32_t)k->group_rank * 2;
+	m.world_size = m.group_world_size * 2;
+	snprintf(m.addr, sizeof(m.addr), "%s", k->store ? k->store : "a");
+	m.port = 29500;
+	m.workers = k->workers;
+	if (k->workers == RDZV_WORKERS_FAILED)
+		snprintf(m.text, sizeof(m.text), "rank %d exited 13",
+		    (int)m.rank_base + 1);
+	ck_assert_int_eq(rdzv_peer_msg(c->peer, &m), 0);
+	join_msg(&m, host, o);
+	ck_assert_int_eq(rdzv_peer_msg(c->peer, &m), 0);
+	return c;
+}
+
+/* The JOIN of host with o's parameters. */
+static void
+join_msg(struct rdzv_msg *mp, const char *host, const struct jopt *o)
+{
+	struct rdzv_msg m;
+
 	rdzv_proto_init(&m, RDZV_OP_JOIN);
 	strcpy(m.run_id, o->run_id ? o->run_id : "job7");
 	strcpy(m.host, host);
@@ -143,8 +206,7 @@ join_rc(const char *host, const struct jopt *o, int *rc)
 	m.keepalive_max = 2;
 	strcpy(m.addr, host);
 	m.port = 29500;
-	*rc = rdzv_peer_msg(c->peer, &m);
-	return c;
+	*mp = m;
 }
 
 /* Drop the connection (as a killed agent would). */
@@ -182,6 +244,23 @@ wait_for(struct fconn *c, uint8_t op, int ms)
 		waited += 5;
 	}
 	return last(c, op);
+}
+
+/* Run the loop until c got a ROUND of round r, at most ms milliseconds. */
+static const struct rdzv_msg *
+wait_round(struct fconn *c, uint32_t r, int ms)
+{
+	struct timeval tv = { 0, 5000 };
+	const struct rdzv_msg *m;
+	int waited = 0;
+
+	while (((m = last(c, RDZV_OP_ROUND)) == NULL || m->round != r) &&
+	    waited < ms) {
+		event_base_loopexit(base, &tv);
+		event_base_dispatch(base);
+		waited += 5;
+	}
+	return m != NULL && m->round == r ? m : NULL;
 }
 
 START_TEST(two_nodes_ranks_sorted_by_host)
@@ -331,8 +410,9 @@ START_TEST(restart_budget_carried)
 	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .restarts = 3 };
 	struct fconn *a = join("a", &o), *b = join("b", &o);
 
-	/* A restarted daemon: the agents' job had spent 2 of 3 restarts. */
-	ck_assert_int_eq(a->msgs[0].version, RDZV_PROTO_VERSION_SPENT);
+	/* A restarted daemon: the agents' job had spent 2 of 3 restarts.
+	 * WELCOME(4) takes SPENT still (agents of version 3 send it). */
+	ck_assert_int_eq(a->msgs[0].version, RDZV_PROTO_VERSION_RESUME);
 	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->restart_count, 0);
 	ck_assert_int_eq(spent(a, 2), 0);
 	ck_assert_int_eq(spent(b, 1), 0);	/* never lowers it */
@@ -366,6 +446,201 @@ START_TEST(restart_budget_carry_capped)
 	ck_assert_int_eq(rdzv_peer_msg(x->peer, &m), 0);
 	ck_assert_int_eq(spent(x, 1), -1);
 	rdzv_peer_gone(x->peer);
+	free(x);
+	bye(a);
+}
+END_TEST
+
+/*
+ * A restarted server: both agents carry round 3 (2 of 3 restarts spent),
+ * their workers running in their places: the server's first round goes
+ * on with it (round 3, restart count 2; nobody restarts), and the job
+ * ends as before.
+ */
+START_TEST(carry_round_goes_on)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .restarts = 3 };
+	struct kopt ka = { .round = 3, .restarts = 2, .group_rank = 0 };
+	struct kopt kb = { .round = 3, .restarts = 2, .group_rank = 1 };
+	struct fconn *a = rejoin("a", &o, &ka), *b = rejoin("b", &o, &kb);
+
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->round, 3);
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->restart_count, 2);
+	ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->round, 3);
+	ck_assert_int_eq(got(b, RDZV_OP_ROUND)->group_rank, 1);
+	ck_assert_int_eq(say(a, RDZV_OP_DONE), 0);
+	ck_assert_int_eq(say(b, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_FINISHED));
+	bye(a);
+	bye(b);
+}
+END_TEST
+
+/*
+ * Issue 24: the daemon restarted while one agent's workers had failed
+ * (its FAILED never reached the old daemon): whichever node comes first,
+ * the new daemon's first round follows the failed one, with one more
+ * restart spent (round 1, restart count 1), and the failure is not
+ * heard again as a failure of that round.
+ */
+START_TEST(carry_failure_spends)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .restarts = 3 };
+	struct kopt kf = { .round = 0, .group_rank = 0,
+	    .workers = RDZV_WORKERS_FAILED };
+	struct kopt kr = { .round = 0, .group_rank = 1 };
+	struct fconn *a, *b;
+	struct rdzv_job_info ji;
+	int order;
+
+	for (order = 0; order < 2; order++) {
+		o.run_id = order ? "job8" : "job7";
+		if (order == 0) {
+			a = rejoin("a", &o, &kf);
+			b = rejoin("b", &o, &kr);
+		} else {
+			b = rejoin("b", &o, &kr);
+			a = rejoin("a", &o, &kf);
+		}
+		ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->round, 1);
+		ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->restart_count, 1);
+		ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->round, 1);
+		ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->restart_count, 1);
+		ck_assert_ptr_null(last(b, RDZV_OP_RESTART));
+		ck_assert_int_eq(rdzv_job_info(eng, o.run_id, &ji), 0);
+		ck_assert_int_eq(ji.state, RDZV_J_RUNNING);
+		ck_assert_uint_eq(ji.restarts, 1);
+		bye(a);
+		bye(b);
+	}
+}
+END_TEST
+
+/* A failure carried from the last round when no restart is left: the
+ * job fails (FAIL 3) when its first round would be decided. */
+START_TEST(carry_failure_no_budget)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .restarts = 1 };
+	struct kopt kf = { .round = 1, .restarts = 1, .group_rank = 1,
+	    .workers = RDZV_WORKERS_FAILED };
+	struct kopt kr = { .round = 1, .restarts = 1, .group_rank = 0 };
+	struct fconn *b = rejoin("b", &o, &kf), *a = rejoin("a", &o, &kr);
+
+	ck_assert_int_eq(got(a, RDZV_OP_FAIL)->reason, RDZV_FAIL_RESTARTS);
+	ck_assert_ptr_nonnull(strstr(got(b, RDZV_OP_FAIL)->text,
+	    "rank 3 exited 13"));
+	ck_assert_ptr_null(last(a, RDZV_OP_ROUND));
+	bye(a);
+	bye(b);
+}
+END_TEST
+
+/*
+ * What was carried decides a new round, never an older one: places that
+ * differ (the old round had 3 nodes), a failure of an earlier round than
+ * another node's (already spent there), one node's part done.
+ */
+START_TEST(carry_new_round)
+{
+	struct jopt o = { .min = 2, .max = 3, .node_rank = -1, .restarts = 3,
+	    .last_call_ms = 1 };
+	struct kopt k3a = { .round = 4, .restarts = 1, .gws = 3 };
+	struct kopt k3b = { .round = 4, .restarts = 1, .gws = 3,
+	    .group_rank = 1 };
+	struct kopt kf = { .round = 4, .restarts = 1, .group_rank = 0,
+	    .workers = RDZV_WORKERS_FAILED };
+	struct kopt kn = { .round = 5, .restarts = 2, .group_rank = 1 };
+	struct kopt kd = { .round = 2, .group_rank = 0,
+	    .workers = RDZV_WORKERS_DONE };
+	struct kopt kr = { .round = 2, .group_rank = 1 };
+	struct fconn *a, *b;
+
+	a = rejoin("a", &o, &k3a);
+	b = rejoin("b", &o, &k3b);
+	ck_assert_ptr_nonnull(wait_for(b, RDZV_OP_ROUND, 2000));
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->round, 5);
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->restart_count, 1);
+	bye(a);
+	bye(b);
+	o.run_id = "job8";
+	a = rejoin("a", &o, &kf);
+	b = rejoin("b", &o, &kn);
+	ck_assert_ptr_nonnull(wait_for(b, RDZV_OP_ROUND, 2000));
+	ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->round, 6);
+	ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->restart_count, 2);
+	bye(a);
+	bye(b);
+	/* round 2 goes on; a's part was done: b's DONE finishes the job */
+	o.run_id = "job9";
+	o.max = 2;
+	a = rejoin("a", &o, &kd);
+	b = rejoin("b", &o, &kr);
+	ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->round, 2);
+	ck_assert_ptr_null(last(a, RDZV_OP_FINISHED));
+	ck_assert_int_eq(say(b, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_FINISHED));
+	bye(a);
+	bye(b);
+}
+END_TEST
+
+/*
+ * A server that knows the node: the report it carries counts only for
+ * the node's current round.  b's failure of round 0 (resumed before the
+ * server had it) starts round 1; a second resume still carrying round
+ * 0's failure, after round 1 was decided, is stale: no restart spent, b
+ * hears its round 1 again.
+ */
+START_TEST(carry_known_node)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .restarts = 3 };
+	struct kopt kf = { .round = 0, .group_rank = 1,
+	    .workers = RDZV_WORKERS_FAILED };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *b2, *b3;
+	struct rdzv_job_info ji;
+
+	drop(b);
+	b2 = rejoin("b", &o, &kf);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_RESTART));
+	ck_assert_ptr_null(last(b2, RDZV_OP_ROUND));
+	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
+	ck_assert_uint_eq(got(b2, RDZV_OP_ROUND)->round, 1);
+	ck_assert_uint_eq(got(b2, RDZV_OP_ROUND)->restart_count, 1);
+	a->n = 0;
+	drop(b2);
+	b3 = rejoin("b", &o, &kf);
+	ck_assert_uint_eq(got(b3, RDZV_OP_ROUND)->round, 1);
+	ck_assert_ptr_null(last(a, RDZV_OP_RESTART));
+	ck_assert_int_eq(rdzv_job_info(eng, "job7", &ji), 0);
+	ck_assert_uint_eq(ji.restarts, 1);
+	ck_assert_int_eq(ji.state, RDZV_J_RUNNING);
+	bye(a);
+	bye(b);
+	bye(b2);
+	bye(b3);
+}
+END_TEST
+
+/* RESUME belongs between WELCOME and JOIN, once. */
+START_TEST(carry_protocol_errors)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1 };
+	struct fconn *a = join("a", &o), *x = calloc(1, sizeof(*x));
+	struct rdzv_msg m;
+
+	rdzv_proto_init(&m, RDZV_OP_RESUME);
+	ck_assert_int_eq(rdzv_peer_msg(a->peer, &m), -1);
+	ck_assert_str_eq(got(a, RDZV_OP_ERROR)->text, "RESUME after JOIN");
+	x->peer = rdzv_peer_new(eng, x);
+	ck_assert_int_eq(rdzv_peer_msg(x->peer, &m), -1);	/* before HELLO */
+	rdzv_proto_init(&m, RDZV_OP_HELLO);
+	m.version = RDZV_PROTO_VERSION;
+	ck_assert_int_eq(rdzv_peer_msg(x->peer, &m), 0);
+	rdzv_proto_init(&m, RDZV_OP_RESUME);
+	ck_assert_int_eq(rdzv_peer_msg(x->peer, &m), 0);
+	ck_assert_int_eq(rdzv_peer_msg(x->peer, &m), -1);
+	ck_assert_str_eq(got(x, RDZV_OP_ERROR)->text, "RESUME twice");
+	rdzv_peer_gone(x->peer);	/* its RESUME freed with it */
 	free(x);
 	bye(a);
 }
@@ -595,6 +870,41 @@ START_TEST(resume_on_new_connection)
 }
 END_TEST
 
+/*
+ * The job ends while a node's connection is down (its FINISHED, or the
+ * FAIL of a daemon going away, lost with it): when it comes back it hears
+ * the end, not its round again (it would wait for an end that never
+ * comes, and report the finished job as failed).
+ */
+START_TEST(resume_after_the_end)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1, .ka_ms = 60000 };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *b2;
+
+	ck_assert_int_eq(say(b, RDZV_OP_DONE), 0);
+	drop(b);
+	ck_assert_int_eq(say(a, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(last(a, RDZV_OP_FINISHED));
+	b2 = join("b", &o);
+	ck_assert_ptr_nonnull(last(b2, RDZV_OP_FINISHED));
+	ck_assert_ptr_null(last(b2, RDZV_OP_ROUND));
+	bye(a);
+	bye(b);
+	bye(b2);
+	o.run_id = "job8";
+	a = join("a", &o);
+	b = join("b", &o);
+	drop(b);
+	ck_assert_uint_eq(rdzv_shutdown(eng, "going away"), 1);
+	b2 = join("b", &o);
+	ck_assert_int_eq(got(b2, RDZV_OP_FAIL)->reason, RDZV_FAIL_CLOSED);
+	ck_assert_str_eq(got(b2, RDZV_OP_FAIL)->text, "going away");
+	bye(a);
+	bye(b);
+	bye(b2);
+}
+END_TEST
+
 START_TEST(protocol_errors)
 {
 	struct fconn c = { 0 };
@@ -669,6 +979,74 @@ START_TEST(peer_states)
 }
 END_TEST
 
+START_TEST(table_full)
+{
+	ck_assert_uint_eq(rdzv_table_holes(), 0);
+}
+END_TEST
+
+/* A DONE while a round is formed, and a DONE repeated, are ignored, and
+ * the log says so with the reason (a late message leaves a trace). */
+START_TEST(ignored_events_leave_a_trace)
+{
+	struct jopt o = { .min = 2, .max = 2, .node_rank = -1 };
+	struct fconn *a, *b;
+	int level = log_getlevel();
+
+	logged[0] = '\0';
+	log_setlevel(LOG_LVL_INFO);
+	log_set_sink(log_keep, NULL);
+	a = join("ta", &o);
+	ck_assert_int_eq(say(a, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(strstr(logged, "node=ta:100 DONE ignored in "
+	    "JOINING/WAIT: no round runs: a DONE of the round before"));
+	b = join("tb", &o);
+	ck_assert_ptr_nonnull(last(b, RDZV_OP_ROUND));
+	ck_assert_int_eq(say(b, RDZV_OP_DONE), 0);
+	ck_assert_int_eq(say(b, RDZV_OP_DONE), 0);
+	ck_assert_ptr_nonnull(strstr(logged, "node=tb:100 DONE ignored in "
+	    "RUNNING/DONE: already done: a DONE repeated"));
+	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
+	ck_assert_ptr_nonnull(strstr(logged, "node=ta:100 STOPPED ignored in "
+	    "RUNNING/ACTIVE: not asked to stop: a STOPPED repeated"));
+	ck_assert_ptr_null(last(a, RDZV_OP_FINISHED));
+	log_set_sink(NULL, NULL);
+	log_setlevel(level);
+	bye(a);
+	bye(b);
+}
+END_TEST
+
+/*
+ * A node still stopping when the last call closed the round without it
+ * is not forgotten: its STOPPED makes it wait, and below MAX the job
+ * scales up to take it in (no restart spent).
+ */
+START_TEST(left_behind_then_taken_in)
+{
+	struct jopt o = { .min = 2, .max = 3, .node_rank = -1, .restarts = 1,
+	    .last_call_ms = 20 };
+	struct fconn *a = join("a", &o), *b = join("b", &o), *c = join("c", &o);
+
+	ck_assert_uint_eq(got(a, RDZV_OP_ROUND)->group_world_size, 3);
+	ck_assert_int_eq(say(a, RDZV_OP_FAILED), 0);
+	ck_assert_int_eq(say(b, RDZV_OP_STOPPED), 0);	/* c still stops */
+	ck_assert_ptr_nonnull(wait_round(b, 1, 2000));
+	ck_assert_uint_eq(got(b, RDZV_OP_ROUND)->group_world_size, 2);
+	ck_assert_int_eq(say(c, RDZV_OP_STOPPED), 0);
+	ck_assert_str_eq(got(a, RDZV_OP_RESTART)->text, "node c (pid 100) "
+	    "joined");
+	ck_assert_int_eq(say(a, RDZV_OP_STOPPED), 0);
+	ck_assert_int_eq(say(b, RDZV_OP_STOPPED), 0);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->round, 2);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->group_world_size, 3);
+	ck_assert_uint_eq(got(c, RDZV_OP_ROUND)->restart_count, 1);
+	bye(a);
+	bye(b);
+	bye(c);
+}
+END_TEST
+
 /* The suite. */
 Suite *
 test_suite(void)
@@ -686,6 +1064,12 @@ test_suite(void)
 	tcase_add_test(tc, restart_budget_job_wide);
 	tcase_add_test(tc, restart_budget_carried);
 	tcase_add_test(tc, restart_budget_carry_capped);
+	tcase_add_test(tc, carry_round_goes_on);
+	tcase_add_test(tc, carry_failure_spends);
+	tcase_add_test(tc, carry_failure_no_budget);
+	tcase_add_test(tc, carry_new_round);
+	tcase_add_test(tc, carry_known_node);
+	tcase_add_test(tc, carry_protocol_errors);
 	tcase_add_test(tc, dead_node_by_keepalive);
 	tcase_add_test(tc, max_jobs_refuses);
 	tcase_add_test(tc, orphan_job_forgotten);
@@ -694,8 +1078,12 @@ test_suite(void)
 	tcase_add_test(tc, all_done_finishes);
 	tcase_add_test(tc, jobs_are_separate);
 	tcase_add_test(tc, resume_on_new_connection);
+	tcase_add_test(tc, resume_after_the_end);
 	tcase_add_test(tc, protocol_errors);
 	tcase_add_test(tc, peer_states);
+	tcase_add_test(tc, table_full);
+	tcase_add_test(tc, ignored_events_leave_a_trace);
+	tcase_add_test(tc, left_behind_then_taken_in);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,15 +1,17 @@
 # A real Slurm cluster (Debian 12's slurmctld, slurmd and munged, Slurm
 # 22.05) on this one machine, for the black-box tests
-# tests/slurm/t_slurm_cluster_*.sh.  Sourced; a test does:
+# tests/slurm/t_slurm_cluster_*.sh.  Sourced after tests/lib.sh; a test
+# does:
 #
-#	. "$CGRUN_TOP/tests/slurm/cluster.sh"
+#	. "$TOP/tests/slurm/cluster.sh"
 #	slurm_need              # or exit 77 with the reason on the last line
 #	slurm_start 3           # nodes n1..n3; SLURM_CONF exported
 #				# (slurm_start 3 9: nodes n9..n11)
 #	jobid=$(sbatch --parsable -N3 job.sh)
 #	slurm_wait_job "$jobid" 90
 #
-# and the EXIT trap set by slurm_start stops everything again.
+# and slurm_stop, registered by slurm_start with at_exit, stops everything
+# again.
 #
 # Layout: one network namespace per host ("ctl" for slurmctld, n1..nN for
 # the slurmds), each with its own veth on a bridge of the harness's own
@@ -19,11 +21,12 @@
 # over /etc/hosts there (the caller's /etc/hosts is untouched).  This shell
 # reaches the cluster through the bridge's address 10.97.K.254, so sbatch,
 # squeue and scancel work from here.  munged runs here; its socket and key
-# are in $SL_DIR, which is also where all state, spool and logs live.  The
+# are in $SL_DIR ($T/slurm), which is also where all state, spool and logs
+live.  The
 # file system is shared, so the nodes run the build under test and write
 # their results where the test reads them.
 #
-# slurm_stop (the trap) cancels the jobs, stops the daemons by the pids in
+# slurm_stop (at exit) cancels the jobs, stops the daemons by the pids in
 # their pid files, kills what is left in the node namespaces and deletes the
 # namespaces, the veths and the bridge: nothing stays behind.
 
@@ -32,8 +35,7 @@ SL_DIR='' SL_K='' SL_NET='' SL_NODES=0 SL_FIRST=1 SL_GPUS=0
 
 # slurm_skip REASON: exit 77 with REASON on the last line.
 slurm_skip() {
-	echo "skip: $1"
-	exit 77
+	skip "$1"
 }
 
 # slurm_fail MSG: fail the test: the end of every daemon's log (without
@@ -46,8 +48,7 @@ slurm_fail() {
 			grep -v -i -e pmix -e 'Unauthorized credential' -e 'Replayed credential' "$f" | tail -n 6
 		done
 	fi
-	echo "FAIL: $1"
-	exit 1
+	fail "$1"
 }
 
 # slurm_need: skip unless a cluster can run here (root, a cgroup file
@@ -238,14 +239,18 @@ slurm_nums() {
 
 # slurm_start N [FIRST]: start slurmctld and N slurmds (nFIRST.., FIRST 1
 # by default, in this order in slurm.conf), wait until every node is idle;
-# exports SLURM_CONF and sets the EXIT trap (slurm_stop).
+# exports SLURM_CONF and registers slurm_stop to run at exit.
 slurm_start() {
 	SL_NODES=$1 SL_FIRST=${2:-1}
 	export PATH="$PATH:/usr/sbin:/sbin"
-	SL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/cgrun-slurm.XXXXXX") || exit 1
+	# CGRUN_SLURM_KEEP=1 keeps the state and logs: outside T then.
+	if [ "${CGRUN_SLURM_KEEP:-0}" = 1 ]; then
+		SL_DIR=$(mktemp -d /tmp/cgrun-slurm.XXXXXX) || fail "mktemp in /tmp"
+	else
+		SL_DIR=$(tmpdir slurm)
+	fi
 	chmod 755 "$SL_DIR"
-	trap slurm_stop EXIT
-	trap 'exit 1' INT TERM
+	at_exit slurm_stop
 	mkdir -p "$SL_DIR/state" "$SL_DIR/log" "$SL_DIR/run" "$SL_DIR/spool"
 	slurm_bridge || slurm_fail "no free bridge cgsbr1..cgsbr250"
 	slurm_host ctl "$SL_NET.253" || slurm_fail "cannot set up namespace ctl"
@@ -343,9 +348,7 @@ slurm_wait_files() {
 # slurm_stop: cancel the jobs, stop the daemons, kill what is left in the
 # namespaces, delete namespaces, veths and bridge and the state directory.
 slurm_stop() {
-	rc=$?
-	trap - EXIT
-	[ -n "$SL_DIR" ] && [ -d "$SL_DIR" ] || exit $rc
+	[ -n "$SL_DIR" ] && [ -d "$SL_DIR" ] || return 0
 	if [ -S "$SL_DIR/munge/munge.socket" ]; then
 		jobs=$(squeue -h -o %i 2>/dev/null)
 		[ -n "$jobs" ] && scancel $jobs 2>/dev/null
@@ -364,7 +367,6 @@ slurm_stop() {
 	else
 		rm -rf "$SL_DIR"
 	fi
-	exit $rc
 }
 
 # slurm_kill PID...: TERM them, KILL what is still there after 5 s.

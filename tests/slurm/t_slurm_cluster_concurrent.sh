@@ -5,8 +5,8 @@
 # run all 4 of its workers (each worker waits until the other step's are up
 # too, so they really run at the same time) and exit 0, and the two steps
 # must differ in TORCHELASTIC_RUN_ID and MASTER_PORT.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}"
-. "$CGRUN_TOP/tests/slurm/cluster.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/slurm/cluster.sh"
 slurm_need
 slurm_start 3
 

@@ -6,8 +6,8 @@
 # CKPT).  The job must complete, with one worker per fake GPU: 2 nodes x 4
 # GPUs = a DDP world of 8, every node's agent started its 4 workers, rank
 # 0 printed the final weights' digest and the checkpoints were written.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}" "${CGRUN_BUILD:?}"
-. "$CGRUN_TOP/tests/slurm/cluster.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/slurm/cluster.sh"
 PY=/usr/bin/python3
 "$PY" -c 'import torch.distributed' >/dev/null 2>&1 ||
 	slurm_skip "no torch in $PY (apt-get install python3-torch)"

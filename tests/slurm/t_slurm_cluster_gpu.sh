@@ -12,8 +12,8 @@
 # Slurm gave the step.  The nodes are n9 and n10, whose names sort the
 # other way round from their SLURM_NODEID: group ranks must still follow
 # SLURM_NODEID, and node 0's agent hosts the rendezvous and the store.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}" "${CGRUN_BUILD:?}"
-. "$CGRUN_TOP/tests/slurm/cluster.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/slurm/cluster.sh"
 slurm_need
 [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || slurm_skip "needs 2 CPUs (one per step)"
 slurm_gpus 4

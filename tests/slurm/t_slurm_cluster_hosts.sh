@@ -9,8 +9,8 @@
 # GROUP_RANK follows SLURM_NODEID.  Each node's hosts file is mounted over
 # /etc/hosts in a mount namespace of the step's own, so Slurm's daemons are
 # not affected.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}"
-. "$CGRUN_TOP/tests/slurm/cluster.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/slurm/cluster.sh"
 slurm_need
 slurm_start 2
 

@@ -6,8 +6,8 @@
 # node) and no worker ran, or it runs as one agent per node: exactly the
 # ranks 0..3 of one world of 4, each once, 2 on n1 and 2 on n2, and no agent
 # waiting as a spare.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}"
-. "$CGRUN_TOP/tests/slurm/cluster.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/slurm/cluster.sh"
 slurm_need
 slurm_start 3
 

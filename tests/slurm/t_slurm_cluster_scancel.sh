@@ -9,8 +9,8 @@
 # After 1, within 15 s, no cgrun, worker or slurmstepd of the step is left
 # in any node namespace (ip netns pids) or in the process table; after 2,
 # nothing at all but the slurmds (the batch shell waits between the steps).
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}"
-. "$CGRUN_TOP/tests/slurm/cluster.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/slurm/cluster.sh"
 command -v pgrep >/dev/null || slurm_skip "no pgrep (apt-get install procps)"
 slurm_need
 slurm_start 3

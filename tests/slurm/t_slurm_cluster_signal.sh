@@ -11,8 +11,8 @@
 # group got one too is printed: Slurm (proctrack/linuxproc) signals every
 # process of the step, cgrun forwards to each worker's process group, so
 # duplicates are reported, not judged.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}"
-. "$CGRUN_TOP/tests/slurm/cluster.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/slurm/cluster.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || slurm_skip "no $PY"
 slurm_need

@@ -6,8 +6,8 @@
 # (not wait for the allocation's third), the crashed one must restart once,
 # resume from the newest checkpoint and end with final weights identical to
 # the plain run's.  SLURM_CRASH_SEED=N reproduces a run's crash point.
-: "${CGRUN_BIN:?}" "${CGRUN_TOP:?}"
-. "$CGRUN_TOP/tests/slurm/cluster.sh"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$TOP/tests/slurm/cluster.sh"
 STEPS=16 EVERY=4 NPROC=4
 PY=/usr/bin/python3
 "$PY" -c 'import torch.distributed' >/dev/null 2>&1 ||

@@ -7,11 +7,8 @@
 # (two agents on 127.0.0.2 and .3) forms one job of 2 nodes; several tasks
 # per node are refused with status 2; a taken port is a readable error;
 # the batch script's own shell keeps the job's values.
-: "${CGRUN_BIN:?}"
-T=$(mktemp -d) || exit 1
-PIDS=
-trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; for f in "$T"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -n 20 "$f"; }; done; exit 1; }
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+on_fail() { for f in "$T"/*.log; do [ -f "$f" ] && { echo "== $f"; tail -n 20 "$f"; }; done; }
 for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(PET_[A-Za-z0-9_]*\)=.*/\1/p'); do
 	unset "$v"
 done
@@ -47,7 +44,7 @@ step() {
 	    timeout 90 "$CGRUN_BIN" -v --rdzv-conf="$FAST" "$@" \
 	    >"$T/$name.log" 2>&1 </dev/null &
 	echo $! >"$T/$name.pid"
-	PIDS="$PIDS $!"
+	track $!
 }
 # wait_step NAME: its exit status.
 wait_step() {
@@ -111,7 +108,7 @@ python3 -c '
 import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)
 open(sys.argv[1], "w").write(str(s.getsockname()[1])); time.sleep(60)' "$T/busy.port" &
-PIDS="$PIDS $!"
+track $!
 i=0
 while [ ! -s "$T/busy.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 busy=$(cat "$T/busy.port")

@@ -1,15 +1,17 @@
 #!/bin/sh
 # t_doc_paths.sh: every source path the documentation names exists.  The
-# docs (README.md, docs/*.md, man/*, bench/results/*.md) point readers at
+# docs (README.md, tests/README.md, docs/*.md, man/*, bench/results/*.md)
+# point readers at
 # files such as rendezvous/engine/job.c; after a file moves, a stale path
 # sends a newcomer nowhere.  Checked: words of the form
 # {worker-lib,rendezvous,launcher,include,tests,bench,examples,docs,man}/...
 # (a program may be named without its .c; names with * are patterns, skipped).
 # And the map stays whole: docs/architecture.md names every .c file of the
 # three layers in the room table of its own folder, and nothing else.
-cd "${CGRUN_TOP:-$(dirname "$0")/../..}" || exit 2
-fail=0 n=0
-files="README.md $(ls docs/*.md man/* bench/results/*.md 2>/dev/null)"
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+cd "$TOP" || exit 2
+n=0
+files="README.md tests/README.md $(ls docs/*.md man/* bench/results/*.md 2>/dev/null)"
 for f in $files; do
 	for p in $(grep -oE '(^|[^A-Za-z0-9_./-])(worker-lib|rendezvous|launcher|include|tests|bench|examples|docs|man)/[A-Za-z0-9_./*-]*[A-Za-z0-9_/*]' "$f" |
 		sed -E 's/^[^a-z]//' | sort -u); do
@@ -17,8 +19,7 @@ for f in $files; do
 		n=$((n + 1))
 		# A program is named by its source: bench/rdzv_sim is bench/rdzv_sim.c.
 		if [ ! -e "$p" ] && [ ! -e "$p.c" ]; then
-			echo "FAIL: $f names $p, which does not exist"
-			fail=1
+			fail_later "$f names $p, which does not exist"
 		fi
 	done
 done
@@ -42,11 +43,10 @@ listed=$(awk '
 		}
 	}' "$map" | sort -u)
 for f in $listed; do
-	[ -e "$f" ] || { echo "FAIL: $map names $f, which does not exist"; fail=1; }
+	[ -e "$f" ] || fail_later "$map names $f, which does not exist"
 done
 for f in $(find worker-lib rendezvous launcher -name '*.c' | sort); do
 	echo "$listed" | grep -qx "$f" ||
-		{ echo "FAIL: $f is in no room table of $map (its folder's row)"; fail=1; }
+		fail_later "$f is in no room table of $map (its folder's row)"
 done
-[ "$fail" -eq 0 ] && echo "doc paths ok: $n paths named, all exist; $(echo "$listed" | grep -c '\.c$') .c files in the room tables, each in its own folder's row"
-exit $fail
+no_failures && echo "doc paths ok: $n paths named, all exist; $(echo "$listed" | grep -c '\.c$') .c files in the room tables, each in its own folder's row"

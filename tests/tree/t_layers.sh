@@ -7,8 +7,8 @@
 #  - no two headers share a base name (every layer folder is on the include
 #    path of the layers above, so a second "log.h" would shadow the first).
 # The Makefile enforces the first rule at build time as well.
-cd "${CGRUN_TOP:-$(dirname "$0")/../..}" || exit 2
-fail=0
+. "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
+cd "$TOP" || exit 2
 layers="worker-lib rendezvous launcher"
 
 # The layer (0, 1, 2) that holds header $1 (a base name), or nothing.
@@ -30,9 +30,8 @@ includes() {
 dups=$(find include worker-lib rendezvous launcher -name '*.h' ! -path 'include/*' \
 	-printf '%f\n' | sort | uniq -d)
 if [ -n "$dups" ]; then
-	echo "FAIL: header base names used twice: $dups"
+	fail_later "header base names used twice: $dups"
 	find worker-lib rendezvous launcher -name '*.h' | grep -F "$(echo "$dups" | sed 's|^|/|')"
-	fail=1
 fi
 
 i=0
@@ -42,8 +41,7 @@ for l in $layers; do
 			hl=$(header_layer "$h")
 			[ -n "$hl" ] || continue
 			if [ "$hl" -gt "$i" ]; then
-				echo "FAIL: $f includes $h, a header of a higher layer"
-				fail=1
+				fail_later "$f includes $h, a header of a higher layer"
 			fi
 		done
 	done
@@ -51,7 +49,7 @@ for l in $layers; do
 done
 
 # Module edges "a b": a.c or a.h includes b.h (a != b).
-edges=$(mktemp)
+edges=$T/edges
 for f in $(find worker-lib rendezvous launcher -name '*.[ch]'); do
 	m=$(basename "$f"); m=${m%.*}
 	for h in $(includes "$f"); do
@@ -60,11 +58,8 @@ for f in $(find worker-lib rendezvous launcher -name '*.[ch]'); do
 done | sort -u >"$edges"
 while read -r a b; do
 	if grep -qx "$b $a" "$edges" && [ "$a" \< "$b" ]; then
-		echo "FAIL: $a and $b include each other's header"
-		fail=1
+		fail_later "$a and $b include each other's header"
 	fi
 done <"$edges"
 n=$(wc -l <"$edges")
-rm -f "$edges"
-[ "$fail" -eq 0 ] && echo "layers ok: $n include edges, none upward, none mutual"
-exit $fail
+no_failures && echo "layers ok: $n include edges, none upward, none mutual"

@@ -24,7 +24,8 @@ enum wire_dialect {
 	WIRE_UNKNOWN = 0,
 	WIRE_V1,	/* torch 1.13: no handshake, WATCH_KEY */
 	WIRE_V2,	/* torch 2.x: VALIDATE first, PING, APPEND, MULTI_*, ... */
-	WIRE_NATIVE	/* cgrun rendezvous protocol (docs/protocol.md) */
+	WIRE_NATIVE,	/* cgrun rendezvous protocol (docs/protocol.md) */
+	WIRE__DIALECTS
 };
 
 /* Operations, numbered independently of either dialect. */

@@ -16,7 +16,7 @@
 #include "client_call.h"
 #include "client_io.h"
 #include "le.h"
-#include "util.h"
+#include "monotime.h"
 
 /* Initial size of a connection's request buffer. */
 #define CLIENT_BUF_MIN		256
@@ -159,7 +159,7 @@ client_call_reserve(struct store_conn *c, size_t n)
 static int64_t
 client_call_deadline(const struct cgrun_store *s)
 {
-	return cgrun_now_ms() + s->conn->timeout_ms;
+	return monotime_ms() + s->conn->timeout_ms;
 }
 
 /* Encode r with the handle's prefix (2.x dialect) and send it. */
@@ -293,7 +293,7 @@ client_call_wait(struct cgrun_store *s, const char *const *keys, size_t n,
 
 	if (client_call_send(s, &r, "wait") == -1)
 		return -1;
-	deadline = cgrun_now_ms() + timeout_ms;
+	deadline = monotime_ms() + timeout_ms;
 	if (client_io_recv(s->conn->fd, &code, 1, deadline) == -1) {
 		if (errno == ETIMEDOUT)
 			return client_call_cancel_wait(s, n, timeout_ms);

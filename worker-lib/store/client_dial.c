@@ -22,7 +22,7 @@
 #include "cgrun/cgrun.h"
 #include "client_dial.h"
 #include "client_io.h"
-#include "util.h"
+#include "monotime.h"
 #include "wire_codec.h"
 
 /* Backoff between connection attempts: first delay, cap (milliseconds). */
@@ -165,8 +165,8 @@ int
 client_dial(const char *host, int port, int timeout_ms, char *err)
 {
 	struct addrinfo *res = NULL;
-	int64_t deadline = cgrun_now_ms() + timeout_ms;
-	uint32_t seed = (uint32_t)getpid() ^ (uint32_t)cgrun_now_ms() ^
+	int64_t deadline = monotime_ms() + timeout_ms;
+	uint32_t seed = (uint32_t)getpid() ^ (uint32_t)monotime_ms() ^
 	    (uint32_t)(uintptr_t)&res;
 	int fd, delay = CLIENT_BACKOFF_MIN_MS, attempts = 0;
 

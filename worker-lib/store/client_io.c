@@ -10,13 +10,13 @@
 #include <stdint.h>
 
 #include "client_io.h"
-#include "util.h"
+#include "monotime.h"
 
 /* Milliseconds left until deadline, at least 0, at most INT32_MAX. */
 int
 client_io_left_ms(int64_t deadline)
 {
-	int64_t left = deadline - cgrun_now_ms();
+	int64_t left = deadline - monotime_ms();
 
 	if (left < 0)
 		return 0;

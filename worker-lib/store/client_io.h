@@ -1,6 +1,6 @@
 /*
  * client_io.h: deadline I/O on the store client's non-blocking sockets
- * (libcgrun).  Deadlines are absolute, on cgrun_now_ms()'s clock.
+ * (libcgrun).  Deadlines are absolute, on monotime_ms()'s clock (monotime.h).
  * Internal header: not installed.
  */
 #ifndef CGRUN_CLIENT_IO_H

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "curl_dl.h"
+#include "errbuf.h"
 
 struct curl_dl curl_dl;
 
@@ -46,14 +47,14 @@ curl_dl_load(char *err, size_t errlen)
 	if (loaded)
 		return 0;
 	if ((h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		snprintf(err, errlen, "the etcd-v3 backend needs libcurl "
+		errbuf_set(err, errlen, "the etcd-v3 backend needs libcurl "
 		    "(Debian package libcurl4): %s", dlerror());
 		return -1;
 	}
 	for (i = 0; i < sizeof(curl_dl_syms) / sizeof(curl_dl_syms[0]); i++)
 		if ((*curl_dl_syms[i].slot = dlsym(h, curl_dl_syms[i].name)) ==
 		    NULL) {
-			snprintf(err, errlen, "libcurl.so.4 has no %s",
+			errbuf_set(err, errlen, "libcurl.so.4 has no %s",
 			    curl_dl_syms[i].name);
 			dlclose(h);
 			return -1;

@@ -23,6 +23,7 @@
 #include <event2/event.h>
 
 #include "backend.h"
+#include "errbuf.h"
 #include "etcd_conf.h"
 #include "etcd_round.h"
 #include "etcd_sync.h"
@@ -33,11 +34,16 @@
 
 #define ETCD_PREFIX	"/cgrun/v1/"	/* + run id + "/" */
 
-enum lstate { L_REGISTERING, L_JOINING, L_RUNNING, L_STOPPING, L_FAILED,
-	L_DONE, L_CLOSING, L_OVER };
+/* The agent's states (etcd_enter; see above). */
+enum etcd_state { ETCD_REGISTERING, ETCD_JOINING, ETCD_RUNNING,
+	ETCD_STOPPING, ETCD_FAILED, ETCD_DONE, ETCD_CLOSING, ETCD_OVER,
+	ETCD__STATES };
 
-static const char *const lstate_names[] = { "REGISTERING", "JOINING",
+static const char *const etcd_state_names[] = { "REGISTERING", "JOINING",
 	"RUNNING", "STOPPING", "FAILED", "DONE", "CLOSING", "OVER" };
+
+_Static_assert(sizeof(etcd_state_names) / sizeof(etcd_state_names[0]) ==
+    ETCD__STATES, "etcd_state_names does not match enum etcd_state");
 
 struct etcd {
 	struct backend		 hdr;	/* first: a struct backend */
@@ -48,7 +54,7 @@ struct etcd {
 	char			 id[ER_ID_MAX + 1];
 	struct etcd_sync	*sync;
 	struct er_node		 me;	/* our node key's value */
-	enum lstate		 state;
+	enum etcd_state		 state;
 	struct round_info	 info;
 	int			 had_round;
 	struct event		*last_call, *join_timer;
@@ -63,11 +69,11 @@ struct etcd {
 
 /* Move the agent to a new state (logged). */
 static void
-etcd_enter(struct etcd *e, enum lstate s)
+etcd_enter(struct etcd *e, enum etcd_state s)
 {
 	if (e->state != s)
-		log_debug("etcd %s -> %s", lstate_names[e->state],
-		    lstate_names[s]);
+		log_debug("etcd %s -> %s", etcd_state_names[e->state],
+		    etcd_state_names[s]);
 	e->state = s;
 }
 
@@ -78,7 +84,7 @@ etcd_closed(void *arg)
 	struct etcd *e = arg;
 	const struct backend_cb *cb = &e->hdr.cb;
 
-	etcd_enter(e, L_OVER);
+	etcd_enter(e, ETCD_OVER);
 	if (e->end_status == 0)
 		cb->finished(cb->arg);
 	else
@@ -89,13 +95,13 @@ etcd_closed(void *arg)
 static void
 etcd_over(struct etcd *e, int status, const char *why)
 {
-	if (e->state == L_CLOSING || e->state == L_OVER)
+	if (e->state == ETCD_CLOSING || e->state == ETCD_OVER)
 		return;
 	e->end_status = status;
 	snprintf(e->end_why, sizeof(e->end_why), "%s", why);
 	evtimer_del(e->last_call);
 	evtimer_del(e->join_timer);
-	etcd_enter(e, L_CLOSING);
+	etcd_enter(e, ETCD_CLOSING);
 	etcd_sync_close(e->sync, etcd_closed, e);
 }
 
@@ -124,7 +130,7 @@ etcd_rejoin(struct etcd *e, uint32_t r)
 	e->me.st = ER_WAIT;
 	e->me.why[0] = '\0';
 	etcd_sync_put_node(e->sync, &e->me);
-	etcd_enter(e, L_JOINING);
+	etcd_enter(e, ETCD_JOINING);
 	etcd_timers_round(e, r);
 }
 
@@ -175,7 +181,7 @@ etcd_deliver(struct etcd *e, const struct er_state *s, int idx)
 	    "restarts=%u store=%s:%u (etcd)", e->run_id, s->round, idx,
 	    s->nmembers, ri->rank_base, ri->rank_base + e->cfg.nproc - 1,
 	    s->world, s->restarts, s->addr, s->port);
-	etcd_enter(e, L_RUNNING);
+	etcd_enter(e, ETCD_RUNNING);
 	e->hdr.cb.round(e->hdr.cb.arg, ri);
 }
 
@@ -186,16 +192,16 @@ etcd_react_joining(struct etcd *e, const struct er_view *v)
 	const struct er_state *s = &v->state;
 	char why[ER_WHY_MAX + 64];
 
-	if ((e->state == L_RUNNING || e->state == L_DONE) &&
+	if ((e->state == ETCD_RUNNING || e->state == ETCD_DONE) &&
 	    e->info.round < s->round) {
-		etcd_enter(e, L_STOPPING);
+		etcd_enter(e, ETCD_STOPPING);
 		snprintf(why, sizeof(why), "new rendezvous round %u: %s",
 		    s->round, s->why);
 		e->hdr.cb.restart(e->hdr.cb.arg, why);
-	} else if (e->state == L_FAILED ||
-	    (e->state == L_JOINING && e->me.round < s->round))
+	} else if (e->state == ETCD_FAILED ||
+	    (e->state == ETCD_JOINING && e->me.round < s->round))
 		etcd_rejoin(e, s->round);
-	if (e->state == L_JOINING)
+	if (e->state == ETCD_JOINING)
 		etcd_progress(e, v);
 }
 
@@ -206,7 +212,7 @@ etcd_react_running(struct etcd *e, const struct er_view *v)
 	const struct er_state *s = &v->state;
 	int idx = er_member_index(s, e->id);
 
-	if (e->state != L_JOINING)
+	if (e->state != ETCD_JOINING)
 		return;
 	if (idx >= 0 && e->me.round == s->round) {
 		etcd_deliver(e, s, idx);
@@ -241,7 +247,7 @@ etcd_react(struct etcd *e, const struct er_view *v)
 		snprintf(why, sizeof(why), "rendezvous %s: %s", e->run_id,
 		    s->why);
 		etcd_over(e, strcmp(s->culprit, e->id) == 0 &&
-		    e->state == L_FAILED ? -1 : CGRUN_EXIT_RDZV, why);
+		    e->state == ETCD_FAILED ? -1 : CGRUN_EXIT_RDZV, why);
 		break;
 	default:
 		break;
@@ -342,17 +348,17 @@ static void
 etcd_view_cb(void *arg, struct er_view *v)
 {
 	struct etcd *e = arg;
-	char why[ER_WHY_MAX + 2 * ROUND_RUNID_MAX];
+	char why[ER_WHY_MAX + 2 * ROUND_RUNID_MAX + 64];
 
-	if (e->state == L_CLOSING || e->state == L_OVER)
+	if (e->state == ETCD_CLOSING || e->state == ETCD_OVER)
 		return;
-	if (v->bad != NULL) {
+	if (v->bad[0] != '\0') {
 		snprintf(why, sizeof(why), "rendezvous %s: %sstate in etcd: %s",
 		    e->run_id, e->prefix, v->bad);
 		etcd_over(e, CGRUN_EXIT_RDZV, why);
 		return;
 	}
-	if (e->state == L_REGISTERING) {
+	if (e->state == ETCD_REGISTERING) {
 		etcd_register(e, v);
 		return;
 	}
@@ -395,7 +401,7 @@ etcd_join_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct etcd *e = arg;
 
-	if (e->state != L_JOINING)
+	if (e->state != ETCD_JOINING)
 		return;
 	e->join_over = 1;
 	etcd_sync_refresh(e->sync);
@@ -417,7 +423,7 @@ etcd_workers_failed(struct backend *b, const char *why)
 {
 	struct etcd *e = (struct etcd *)b;
 
-	if (e->state == L_STOPPING) {	/* stopped for a new round anyway */
+	if (e->state == ETCD_STOPPING) {	/* stopped for a new round anyway */
 		b->ops->workers_stopped(b);
 		return;
 	}
@@ -427,7 +433,7 @@ etcd_workers_failed(struct backend *b, const char *why)
 	snprintf(e->me.why, sizeof(e->me.why), "%.*s",
 	    (int)sizeof(e->me.why) - 1, why != NULL ? why : "");
 	etcd_sync_put_node(e->sync, &e->me);
-	etcd_enter(e, L_FAILED);
+	etcd_enter(e, ETCD_FAILED);
 }
 
 /* ops->workers_stopped: join the round being formed. */
@@ -449,7 +455,7 @@ etcd_workers_done(struct backend *b)
 	e->me.st = ER_DONE;
 	e->me.round = e->info.round;
 	etcd_sync_put_node(e->sync, &e->me);
-	etcd_enter(e, L_DONE);
+	etcd_enter(e, ETCD_DONE);
 }
 
 /* ops->free: leave (the lease is revoked: our key goes at once). */
@@ -501,12 +507,12 @@ static int
 etcd_check_id(const char *id, char *err, size_t errlen)
 {
 	if (id == NULL || *id == '\0') {
-		snprintf(err, errlen, "multi-node jobs need --rdzv-id (or a "
+		errbuf_set(err, errlen, "multi-node jobs need --rdzv-id (or a "
 		    "batch system job id)");
 		return -1;
 	}
 	if (strlen(id) >= ROUND_RUNID_MAX || strchr(id, '/') != NULL) {
-		snprintf(err, errlen, "--rdzv-id: at most %d bytes, no '/' "
+		errbuf_set(err, errlen, "--rdzv-id: at most %d bytes, no '/' "
 		    "(it names etcd keys)", ROUND_RUNID_MAX - 1);
 		return -1;
 	}
@@ -525,12 +531,12 @@ etcd_new(struct event_base *base, const struct backend_config *cfg,
 	if (etcd_check_id(o->rdzv_id, err, errlen) == -1)
 		return NULL;
 	if (o->nnodes_max > ER_NODES_MAX) {
-		snprintf(err, errlen, "--rdzv-backend=etcd-v3: at most %d nodes "
-		    "(--nnodes)", ER_NODES_MAX);
+		errbuf_set(err, errlen, "--rdzv-backend=etcd-v3: at most %d "
+		    "nodes (--nnodes)", ER_NODES_MAX);
 		return NULL;
 	}
 	if ((e = calloc(1, sizeof(*e))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	e->hdr.ops = &etcd_ops;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "etcd_conf.h"
 #include "options.h"
 
@@ -20,7 +21,8 @@ conf_password_file(struct etcd_conf *cf, const char *path, char *err,
 	size_t n;
 
 	if (f == NULL || fgets(cf->password, sizeof(cf->password), f) == NULL) {
-		snprintf(err, errlen, "--rdzv-conf password_file=%s: %s", path,
+		errbuf_set(err, errlen, "--rdzv-conf password_file=%s: "
+		    "%s", path,
 		    f == NULL ? strerror(errno) : "empty");
 		if (f != NULL)
 			fclose(f);
@@ -82,7 +84,8 @@ conf_apply(struct etcd_conf *cf, const char *k, const char *v, char *err,
 	else if (strcmp(k, "request_timeout") == 0)
 		rc = conf_request_timeout(cf, v);
 	if (rc == -1)
-		snprintf(err, errlen, "--rdzv-conf %s=%s: not a valid value", k,
+		errbuf_set(err, errlen, "--rdzv-conf %s=%s: not a valid "
+		    "value", k,
 		    strcmp(k, "password") == 0 ? "..." : v);
 	return rc;
 }
@@ -113,11 +116,12 @@ etcd_conf_parse(const char *s, struct etcd_conf *cf, char *err,
 			    strlen(rest), ",%s=%s", tok, eq + 1);
 	}
 	if (cf->cert[0] != '\0' && cf->key[0] == '\0') {
-		snprintf(err, errlen, "--rdzv-conf ssl_cert needs ssl_cert_key");
+		errbuf_set(err, errlen, "--rdzv-conf ssl_cert needs "
+		    "ssl_cert_key");
 		return -1;
 	}
 	if (cf->password[0] != '\0' && cf->user[0] == '\0') {
-		snprintf(err, errlen, "--rdzv-conf password needs user");
+		errbuf_set(err, errlen, "--rdzv-conf password needs user");
 		return -1;
 	}
 	return c10d_conf_parse(rest[0] ? rest : NULL, &cf->c, err, errlen);

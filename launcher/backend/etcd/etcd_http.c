@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "curl_dl.h"
+#include "errbuf.h"
 #include "etcd_http.h"
 #include "etcd_json.h"
 #include "log.h"
@@ -226,8 +227,8 @@ static void
 req_done(struct etcd_req *q, CURLcode rc)
 {
 	struct etcd_reply r;
-	const char *why;
-	char msg[128], *ip = NULL;
+	char why[ETCD_JSON_ERRLEN];
+	char msg[ETCD_JSON_ERRLEN + 64], *ip = NULL;
 	long status = 0;
 
 	curl_easy_getinfo(q->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -243,7 +244,8 @@ req_done(struct etcd_req *q, CURLcode rc)
 		    curl_easy_strerror(rc)) : "the member closed the stream");
 		return;
 	}
-	if (etcd_json_parse(q->buf ? q->buf : "", q->len, &r, &why) == -1) {
+	if (etcd_json_parse(q->buf ? q->buf : "", q->len, &r, why,
+	    sizeof(why)) == -1) {
 		snprintf(msg, sizeof(msg), "not an etcd v3 gateway answer "
 		    "(HTTP %ld, %s)", status, why);
 		req_retry(q, msg);
@@ -268,14 +270,15 @@ static void
 stream_lines(struct etcd_req *q)
 {
 	struct etcd_reply r;
-	const char *why;
+	char why[ETCD_JSON_ERRLEN];
 	char *nl;
 	size_t n;
 
 	while (!q->dead && q->buf != NULL &&
 	    (nl = memchr(q->buf, '\n', q->len)) != NULL) {
 		n = (size_t)(nl - q->buf) + 1;
-		if (n > 1 && etcd_json_parse(q->buf, n - 1, &r, &why) == -1) {
+		if (n > 1 && etcd_json_parse(q->buf, n - 1, &r, why,
+		    sizeof(why)) == -1) {
 			snprintf(q->why, sizeof(q->why), "%s: not an etcd v3 "
 			    "gateway answer (%s)", q->h->conf.urls[q->ep], why);
 			req_deliver(q, NULL, q->why);
@@ -602,7 +605,7 @@ etcd_http_new(struct event_base *base, const struct etcd_http_conf *conf,
 		return NULL;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
 	    (h = calloc(1, sizeof(*h))) == NULL) {
-		snprintf(err, errlen, "cannot initialise libcurl");
+		errbuf_set(err, errlen, "cannot initialise libcurl");
 		return NULL;
 	}
 	h->base = base;
@@ -617,7 +620,7 @@ etcd_http_new(struct event_base *base, const struct etcd_http_conf *conf,
 	h->timer = evtimer_new(base, http_timer_ev, h);
 	h->pause = evtimer_new(base, http_pause_cb, h);
 	if (h->multi == NULL || h->timer == NULL || h->pause == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		etcd_http_free(h);
 		return NULL;
 	}
@@ -668,7 +671,7 @@ endpoint_one(const char *s, size_t n, char *url, char *err, size_t errlen)
 	else if (n >= 8 && strncmp(s, "https://", 8) == 0)
 		scheme = "";
 	else if (memchr(s, '/', n) != NULL) {
-		snprintf(err, errlen, "--rdzv-endpoint: %.*s: expected "
+		errbuf_set(err, errlen, "--rdzv-endpoint: %.*s: expected "
 		    "HOST:PORT, http://HOST:PORT or https://HOST:PORT", (int)n,
 		    s);
 		return -1;
@@ -676,7 +679,7 @@ endpoint_one(const char *s, size_t n, char *url, char *err, size_t errlen)
 	while (n > 0 && s[n - 1] == '/')
 		n--;
 	if (n == 0 || strlen(scheme) + n >= ETCD_URL_MAX) {
-		snprintf(err, errlen, "--rdzv-endpoint: an empty or too long "
+		errbuf_set(err, errlen, "--rdzv-endpoint: an empty or too long "
 		    "member");
 		return -1;
 	}
@@ -694,7 +697,7 @@ etcd_http_endpoints(const char *list, struct etcd_http_conf *c, char *err,
 
 	c->nurls = 0;
 	if (list == NULL || *list == '\0') {
-		snprintf(err, errlen, "--rdzv-backend=etcd-v3 needs "
+		errbuf_set(err, errlen, "--rdzv-backend=etcd-v3 needs "
 		    "--rdzv-endpoint: the etcd members, comma-separated");
 		return -1;
 	}
@@ -703,7 +706,7 @@ etcd_http_endpoints(const char *list, struct etcd_http_conf *c, char *err,
 		if ((n = (size_t)(comma - p)) == 0)
 			continue;
 		if (c->nurls == ETCD_ENDPOINTS_MAX) {
-			snprintf(err, errlen, "--rdzv-endpoint: more than %d "
+			errbuf_set(err, errlen, "--rdzv-endpoint: more than %d "
 			    "etcd members", ETCD_ENDPOINTS_MAX);
 			return -1;
 		}
@@ -712,7 +715,8 @@ etcd_http_endpoints(const char *list, struct etcd_http_conf *c, char *err,
 		c->nurls++;
 	}
 	if (c->nurls == 0) {
-		snprintf(err, errlen, "--rdzv-endpoint: no etcd member given");
+		errbuf_set(err, errlen, "--rdzv-endpoint: no etcd member "
+		    "given");
 		return -1;
 	}
 	return 0;

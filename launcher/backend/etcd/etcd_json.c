@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
+#include "errbuf.h"
 #include "etcd_json.h"
 
 /* base64 of n bytes (OpenSSL's encoder: no line breaks). */
@@ -108,7 +109,7 @@ j_str(json_object *o, const char *k, char *dst, size_t len)
 
 /* One {"key","value","create_revision","mod_revision","lease"} object. */
 static int
-kv_parse(json_object *o, struct etcd_kv *kv, const char **why)
+kv_parse(json_object *o, struct etcd_kv *kv, char *err, size_t errlen)
 {
 	json_object *k = j_get(o, "key", json_type_string);
 	json_object *v = j_get(o, "value", json_type_string);
@@ -118,43 +119,37 @@ kv_parse(json_object *o, struct etcd_kv *kv, const char **why)
 
 	if (k == NULL || (n = etcd_unb64(kv->key, ETCD_KEY_MAX,
 	    json_object_get_string(k), (size_t)json_object_get_string_len(k)))
-	    < 0) {
-		*why = "a key is missing, too long or not base64";
-		return -1;
-	}
+	    < 0)
+		return errbuf_set(err, errlen, "a key is missing, too long or "
+		    "not base64");
 	kv->keylen = (size_t)n;
 	if ((kv->value = malloc(vn / 4 * 3 + 1)) == NULL ||
-	    (n = etcd_unb64(kv->value, ETCD_VALUE_MAX, vs, vn)) < 0) {
-		*why = "a value is too long or not base64";
-		return -1;
-	}
+	    (n = etcd_unb64(kv->value, ETCD_VALUE_MAX, vs, vn)) < 0)
+		return errbuf_set(err, errlen, "a value is too long or not "
+		    "base64");
 	kv->vlen = (size_t)n;
 	if (j_int(o, "create_revision", &kv->create_rev) == -1 ||
 	    j_int(o, "mod_revision", &kv->mod_rev) == -1 ||
-	    j_int(o, "lease", &kv->lease) == -1) {
-		*why = "a revision is not a number";
-		return -1;
-	}
+	    j_int(o, "lease", &kv->lease) == -1)
+		return errbuf_set(err, errlen, "a revision is not a number");
 	return 0;
 }
 
 /* An array of key-values, or of watch events ({"type","kv"}). */
 static int
-kvs_parse(json_object *a, int events, struct etcd_reply *r, const char **why)
+kvs_parse(json_object *a, int events, struct etcd_reply *r, char *err,
+    size_t errlen)
 {
 	size_t i, n = json_object_array_length(a);
 	json_object *e, *t;
 
-	if (n > ETCD_KVS_MAX) {
-		*why = "too many key-values in one answer";
-		return -1;
-	}
+	if (n > ETCD_KVS_MAX)
+		return errbuf_set(err, errlen, "too many key-values in one "
+		    "answer");
 	if (n == 0)
 		return 0;
-	if ((r->kvs = calloc(n, sizeof(*r->kvs))) == NULL) {
-		*why = "out of memory";
-		return -1;
-	}
+	if ((r->kvs = calloc(n, sizeof(*r->kvs))) == NULL)
+		return errbuf_set(err, errlen, "out of memory");
 	for (i = 0; i < n; i++, r->nkvs++) {
 		e = json_object_array_get_idx(a, i);
 		if (events) {
@@ -163,10 +158,10 @@ kvs_parse(json_object *a, int events, struct etcd_reply *r, const char **why)
 			    strcmp(json_object_get_string(t), "DELETE") == 0;
 			e = j_get(e, "kv", json_type_object);
 		}
-		if (e == NULL || !json_object_is_type(e, json_type_object) ||
-		    kv_parse(e, &r->kvs[i], why) == -1) {
-			if (*why == NULL)
-				*why = "a key-value is not an object";
+		if (e == NULL || !json_object_is_type(e, json_type_object))
+			return errbuf_set(err, errlen, "a key-value is not an "
+			    "object");
+		if (kv_parse(e, &r->kvs[i], err, errlen) == -1) {
 			r->nkvs++;	/* its value may be allocated */
 			return -1;
 		}
@@ -176,15 +171,15 @@ kvs_parse(json_object *a, int events, struct etcd_reply *r, const char **why)
 
 /* The key-values of a range, of a txn's first range, or of watch events. */
 static int
-reply_kvs(json_object *o, struct etcd_reply *r, const char **why)
+reply_kvs(json_object *o, struct etcd_reply *r, char *err, size_t errlen)
 {
 	json_object *a, *resp, *kvs;
 	size_t i;
 
 	if ((a = j_get(o, "kvs", json_type_array)) != NULL)
-		return kvs_parse(a, 0, r, why);
+		return kvs_parse(a, 0, r, err, errlen);
 	if ((a = j_get(o, "events", json_type_array)) != NULL)
-		return kvs_parse(a, 1, r, why);
+		return kvs_parse(a, 1, r, err, errlen);
 	if ((a = j_get(o, "responses", json_type_array)) == NULL)
 		return 0;
 	for (i = 0; i < json_object_array_length(a) && i < ETCD_KVS_MAX; i++) {
@@ -192,28 +187,28 @@ reply_kvs(json_object *o, struct etcd_reply *r, const char **why)
 		    json_type_object);
 		kvs = j_get(resp, "kvs", json_type_array);
 		if (kvs != NULL)
-			return kvs_parse(kvs, 0, r, why);
+			return kvs_parse(kvs, 0, r, err, errlen);
 	}
 	return 0;
 }
 
 /* The fields of one answer object (unwrapped). */
 static int
-reply_fields(json_object *o, struct etcd_reply *r, const char **why)
+reply_fields(json_object *o, struct etcd_reply *r, char *err,
+    size_t errlen)
 {
-	json_object *err;
+	json_object *eo;
 	int64_t code;
 
-	if ((err = j_get(o, "error", json_type_object)) != NULL ||
+	if ((eo = j_get(o, "error", json_type_object)) != NULL ||
 	    j_get(o, "error", json_type_string) != NULL ||
 	    j_get(o, "code", json_type_int) != NULL) {
-		if (err != NULL)	/* a stream's {"error":{"grpc_code":..}} */
-			o = err;
-		if (j_int(o, err ? "grpc_code" : "code", &code) == -1 ||
-		    code < 0 || code > 1000) {
-			*why = "an error code is not a number";
-			return -1;
-		}
+		if (eo != NULL)	/* a stream's {"error":{"grpc_code"}} */
+			o = eo;
+		if (j_int(o, eo ? "grpc_code" : "code", &code) == -1 ||
+		    code < 0 || code > 1000)
+			return errbuf_set(err, errlen, "an error code is not a "
+			    "number");
 		r->code = code == 0 ? 2 : (int)code;	/* 2: UNKNOWN */
 		j_str(o, "message", r->message, sizeof(r->message));
 		return 0;
@@ -221,56 +216,63 @@ reply_fields(json_object *o, struct etcd_reply *r, const char **why)
 	if (j_int(j_get(o, "header", json_type_object), "revision",
 	    &r->revision) == -1 || j_int(o, "ID", &r->lease_id) == -1 ||
 	    j_int(o, "TTL", &r->ttl) == -1 ||
-	    j_int(o, "compact_revision", &r->compact_revision) == -1) {
-		*why = "a number field is not a number";
-		return -1;
-	}
+	    j_int(o, "compact_revision", &r->compact_revision) == -1)
+		return errbuf_set(err, errlen, "a number field is not a "
+		    "number");
 	r->succeeded = j_bool(o, "succeeded");
 	r->created = j_bool(o, "created");
 	r->canceled = j_bool(o, "canceled");
 	j_str(o, "token", r->token, sizeof(r->token));
-	return reply_kvs(o, r, why);
+	return reply_kvs(o, r, err, errlen);
+}
+
+/*
+ * What is wrong with the answer as JSON (len bytes at buf, parsed by
+ * tok into o), or NULL when it is one object and nothing else.
+ */
+static const char *
+etcd_json_wrong(const char *buf, size_t len, json_tokener *tok,
+    json_object *o)
+{
+	size_t end = json_tokener_get_parse_end(tok);
+
+	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success)
+		return o == NULL && json_tokener_get_error(tok) ==
+		    json_tokener_continue ? "answer cut short" :
+		    json_tokener_error_desc(json_tokener_get_error(tok));
+	while (end < len && strchr(" \t\r\n", buf[end]))
+		end++;
+	if (end != len)
+		return "bytes after the answer";
+	if (!json_object_is_type(o, json_type_object))
+		return "answer is not a JSON object";
+	return NULL;
 }
 
 /* Parse one gateway answer (see etcd_json.h). */
 int
 etcd_json_parse(const char *buf, size_t len, struct etcd_reply *r,
-    const char **why)
+    char *err, size_t errlen)
 {
 	json_tokener *tok;
 	json_object *o, *res;
-	size_t end;
+	const char *wrong;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
-	*why = NULL;
-	if (len > ETCD_BODY_MAX) {
-		*why = "answer longer than 1 MiB";
-		return ETCD_JSON_ERROR;
-	}
-	if ((tok = json_tokener_new_ex(ETCD_JSON_DEPTH)) == NULL) {
-		*why = "out of memory";
-		return ETCD_JSON_ERROR;
-	}
+	if (len > ETCD_BODY_MAX)
+		return errbuf_set(err, errlen, "answer longer than 1 MiB");
+	if ((tok = json_tokener_new_ex(ETCD_JSON_DEPTH)) == NULL)
+		return errbuf_set(err, errlen, "out of memory");
 	o = json_tokener_parse_ex(tok, buf, (int)len);
-	end = json_tokener_get_parse_end(tok);
-	if (o == NULL || json_tokener_get_error(tok) != json_tokener_success)
-		*why = o == NULL && json_tokener_get_error(tok) ==
-		    json_tokener_continue ? "answer cut short" :
-		    json_tokener_error_desc(json_tokener_get_error(tok));
+	wrong = etcd_json_wrong(buf, len, tok, o);
 	json_tokener_free(tok);
-	while (*why == NULL && end < len && strchr(" \t\r\n", buf[end]))
-		end++;
-	if (*why == NULL && end != len)
-		*why = "bytes after the answer";
-	if (*why == NULL && !json_object_is_type(o, json_type_object))
-		*why = "answer is not a JSON object";
-	if (*why != NULL) {
+	if (wrong != NULL) {
 		json_object_put(o);
-		return ETCD_JSON_ERROR;
+		return errbuf_set(err, errlen, "%s", wrong);
 	}
 	res = j_get(o, "result", json_type_object);
-	rc = reply_fields(res ? res : o, r, why);
+	rc = reply_fields(res ? res : o, r, err, errlen);
 	json_object_put(o);
 	if (rc == -1)
 		etcd_reply_clear(r);

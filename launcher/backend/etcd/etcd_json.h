@@ -35,17 +35,18 @@ struct etcd_reply {
 	int64_t		 compact_revision;	/* watch canceled: compacted */
 };
 
-enum { ETCD_JSON_OK = 0, ETCD_JSON_ERROR = -1 };
+enum { ETCD_JSON_OK = 0, ETCD_JSON_ERROR = -1 /* errbuf_set()'s */ };
 
 /*
  * Parse one answer of len bytes (not NUL-terminated) into r (cleared
  * first; free with etcd_reply_clear).  A {"result":...} wrapper (streams)
  * is unwrapped; an {"error":...} answer sets code and message and is OK.
- * ERROR with why set: too long, malformed, too deep, a field out of its
+ * ERROR with err set: too long, malformed, too deep, a field out of its
  * bounds, bad base64.
  */
 int	etcd_json_parse(const char *buf, size_t len, struct etcd_reply *r,
-	    const char **why);
+	    char *err, size_t errlen);
+#define ETCD_JSON_ERRLEN	128	/* room for every parse error */
 void	etcd_reply_clear(struct etcd_reply *);
 
 /* base64 of n bytes into dst (dstlen >= 4 * ((n + 2) / 3) + 1); -1 if short. */

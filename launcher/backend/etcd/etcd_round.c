@@ -26,9 +26,17 @@
 #include "decide.h"
 #include "etcd_round.h"
 
-static const char *const phase_names[] = { "joining", "running",
-	"finished", "failed" };
-static const char *const st_names[] = { "wait", "done", "failed" };
+static const char *const phase_names[] = {
+	[ER_JOINING] = "joining", [ER_RUNNING] = "running",
+	[ER_FINISHED] = "finished", [ER_FAILED] = "failed",
+};
+_Static_assert(sizeof(phase_names) / sizeof(phase_names[0]) == ER__PHASES,
+    "a phase without a name");
+static const char *const st_names[] = {
+	[ER_WAIT] = "wait", [ER_DONE] = "done", [ER_FAILED_ST] = "failed",
+};
+_Static_assert(sizeof(st_names) / sizeof(st_names[0]) == ER__STS,
+    "a node state without a name");
 
 _Static_assert(sizeof(phase_names) / sizeof(phase_names[0]) == ER__PHASES,
     "phase_names does not match enum er_phase");

@@ -73,7 +73,8 @@ struct er_view {
 	int		 last_call_armed;	/* its last call timer runs */
 	int		 last_call_over;	/* its last call timer ended */
 	int		 join_over;		/* its join timeout ended */
-	const char	*bad;		/* the state key is not cgrun's: why */
+	/* why the state key's value is not cgrun's; "" when it is */
+	char		 bad[ER_WHY_MAX];
 };
 
 enum er_action { ER_NONE, ER_WRITE, ER_ARM_LAST_CALL, ER_DISARM_LAST_CALL };
@@ -89,11 +90,11 @@ enum er_action er_decide(const struct er_view *v, struct er_state *next);
 /* Values as JSON: encode into a malloc'ed string (NULL: no memory). */
 char	*er_state_json(const struct er_state *);
 char	*er_node_json(const struct er_node *);
-/* Parse a value (untrusted: bounded); 0, or -1 with why. */
-int	er_state_parse(const char *, size_t, struct er_state *,
-	    const char **why);
-int	er_node_parse(const char *, size_t, struct er_node *,
-	    const char **why);
+/* Parse a value (untrusted: bounded); 0, or -1 with err set. */
+int	er_state_parse(const char *, size_t, struct er_state *, char *err,
+	    size_t errlen);
+int	er_node_parse(const char *, size_t, struct er_node *, char *err,
+	    size_t errlen);
 
 /* Names of phases and node states (logs). */
 const char *er_phase_name(enum er_phase);

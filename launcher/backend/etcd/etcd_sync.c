@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "errbuf.h"
 #include "etcd_conf.h"
 #include "etcd_http.h"
 #include "etcd_json.h"
@@ -20,6 +21,7 @@
 #include "etcd_round.h"
 #include "etcd_sync.h"
 #include "log.h"
+#include "monotime.h"
 
 struct etcd_sync {
 	struct event_base *base;
@@ -56,17 +58,6 @@ struct etcd_sync {
 
 static void sync_read(struct etcd_sync *);
 
-/* Milliseconds since a monotonic time. */
-static int64_t
-ms_since(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)(now.tv_sec - t->tv_sec) * 1000 +
-	    (now.tv_nsec - t->tv_nsec) / 1000000;
-}
-
 /* This node is gone for the cluster: say it once. */
 static void
 sync_lost(struct etcd_sync *s, const char *why)
@@ -102,14 +93,16 @@ sync_kv(struct etcd_sync *s, const struct etcd_kv *kv)
 {
 	struct er_view *v = s->view;
 	size_t pl = strlen(s->prefix);
-	const char *why, *rest = kv->key + pl;
+	const char *rest = kv->key + pl;
+	char why[ER_WHY_MAX];
 	struct er_node *n;
 
 	if (kv->keylen < pl || strncmp(kv->key, s->prefix, pl) != 0)
 		return;
 	if (strcmp(rest, "state") == 0) {
-		if (er_state_parse(kv->value, kv->vlen, &v->state, &why) == -1)
-			v->bad = why;
+		/* not cgrun's: v->bad says why, etcd.c ends the job */
+		er_state_parse(kv->value, kv->vlen, &v->state, v->bad,
+		    sizeof(v->bad));
 		v->state.mod_rev = kv->mod_rev;
 		return;
 	}
@@ -117,7 +110,7 @@ sync_kv(struct etcd_sync *s, const struct etcd_kv *kv)
 	    strlen(rest + 6) > ER_ID_MAX)
 		return;
 	n = &v->nodes[v->nnodes];
-	if (er_node_parse(kv->value, kv->vlen, n, &why) == -1) {
+	if (er_node_parse(kv->value, kv->vlen, n, why, sizeof(why)) == -1) {
 		log_warnx("etcd %s: %s", kv->key, why);
 		return;
 	}
@@ -146,7 +139,8 @@ sync_watch_ended(struct etcd_sync *s, const struct etcd_reply *r,
 		log_info("etcd watch on %s: revision compacted away (now %"
 		    PRId64 "); reading again", s->prefix, r->compact_revision);
 	else {
-		soon = ms_since(&s->watch_started) >= ETCD_SYNC_WATCH_MIN_MS;
+		soon = monotime_since_ms(&s->watch_started) >=
+		    ETCD_SYNC_WATCH_MIN_MS;
 		log_info("etcd watch on %s ended: %s; %s", s->prefix, r ?
 		    (r->code ? r->message : "canceled") : why, soon ?
 		    "reading again" : "watching again with the next read");
@@ -182,7 +176,7 @@ sync_watch(struct etcd_sync *s)
 		return;
 	s->need_watch = 0;
 	s->watch_mod = s->snap_mod;
-	clock_gettime(CLOCK_MONOTONIC, &s->watch_started);
+	s->watch_started = monotime_ts();
 	snprintf(s->watch_on, sizeof(s->watch_on), "%s",
 	    etcd_http_member(s->h));
 	if (s->watch != NULL)
@@ -229,7 +223,7 @@ sync_read_cb(void *arg, const struct etcd_reply *r, const char *why)
 	}
 	memset(&s->view->state, 0, sizeof(s->view->state));
 	s->view->nnodes = 0;
-	s->view->bad = NULL;
+	s->view->bad[0] = '\0';
 	s->view->last_call_over = s->view->join_over = 0;
 	s->snap_mod = 0;
 	for (i = 0; i < r->nkvs; i++) {
@@ -313,7 +307,7 @@ sync_ka_check(struct etcd_sync *s)
 {
 	char msg[sizeof(s->ka_why) + 160];
 
-	if (ms_since(&s->last_ok) <= (int64_t)s->ttl_s * 1000)
+	if (monotime_since_ms(&s->last_ok) <= (int64_t)s->ttl_s * 1000)
 		return;
 	snprintf(msg, sizeof(msg), "lost the etcd cluster: no keep-alive "
 	    "answered for %u s (keep_alive_interval x keep_alive_max_attempt)"
@@ -329,7 +323,7 @@ sync_ka_cb(void *arg, const struct etcd_reply *r, const char *why)
 	char msg[512];
 
 	if (r != NULL && r->code == 0 && r->ttl > 0) {
-		clock_gettime(CLOCK_MONOTONIC, &s->last_ok);
+		s->last_ok = monotime_ts();
 		return;
 	}
 	if (r != NULL && r->code == 0) {
@@ -377,7 +371,7 @@ sync_grant_cb(void *arg, const struct etcd_reply *r, const char *why)
 	if (r != NULL && r->code == 0 && r->lease_id != 0) {
 		evtimer_del(s->grant_deadline);
 		s->lease = r->lease_id;
-		clock_gettime(CLOCK_MONOTONIC, &s->last_ok);
+		s->last_ok = monotime_ts();
 		log_info("etcd: lease %" PRIx64 " ttl=%" PRId64 "s via %s",
 		    (uint64_t)s->lease, r->ttl, etcd_http_member(s->h));
 		event_add(s->tick, &tv);
@@ -618,7 +612,7 @@ etcd_sync_new(struct event_base *base, const struct etcd_conf *c,
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    (s->view = calloc(1, sizeof(*s->view))) == NULL) {
 		free(s);
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	s->base = base;

@@ -10,6 +10,7 @@
 
 #include <json-c/json.h>
 
+#include "errbuf.h"
 #include "etcd_limits.h"
 #include "etcd_round.h"
 
@@ -140,16 +141,15 @@ get_name(json_object *o, const char *k, int st)
 	return -1;
 }
 
-/* Parse a JSON object of at most ETCD_VALUE_MAX bytes; NULL with why. */
+/* Parse a JSON object of at most ETCD_VALUE_MAX bytes; NULL with err. */
 static json_object *
-parse_obj(const char *buf, size_t len, const char **why)
+parse_obj(const char *buf, size_t len, char *err, size_t errlen)
 {
 	json_tokener *tok;
 	json_object *o = NULL;
 
-	*why = NULL;
 	if (len > ETCD_VALUE_MAX || (tok = json_tokener_new_ex(8)) == NULL) {
-		*why = "value too long";
+		errbuf_set(err, errlen, "value too long");
 		return NULL;
 	}
 	o = json_tokener_parse_ex(tok, buf, (int)len);
@@ -158,7 +158,7 @@ parse_obj(const char *buf, size_t len, const char **why)
 	    !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		o = NULL;
-		*why = "value is not a JSON object";
+		errbuf_set(err, errlen, "value is not a JSON object");
 	}
 	json_tokener_free(tok);
 	return o;
@@ -190,9 +190,9 @@ get_members(json_object *o, struct er_state *s)
 /* Parse the state key's value. */
 int
 er_state_parse(const char *buf, size_t len, struct er_state *s,
-    const char **why)
+    char *err, size_t errlen)
 {
-	json_object *o = parse_obj(buf, len, why);
+	json_object *o = parse_obj(buf, len, err, errlen);
 	uint32_t started = 0;
 	int p, bad;
 
@@ -213,10 +213,9 @@ er_state_parse(const char *buf, size_t len, struct er_state *s,
 	    get_s(o, "culprit", s->culprit, sizeof(s->culprit)) ||
 	    s->min < 1 || s->max < s->min || s->nmembers > s->max;
 	json_object_put(o);
-	if (bad) {
-		*why = "the state key's value is not cgrun's";
-		return -1;
-	}
+	if (bad)
+		return errbuf_set(err, errlen, "the state key's value is not "
+		    "cgrun's");
 	s->phase = (enum er_phase)p;
 	s->started = (int)started;
 	s->exists = 1;
@@ -226,9 +225,9 @@ er_state_parse(const char *buf, size_t len, struct er_state *s,
 /* Parse a node key's value. */
 int
 er_node_parse(const char *buf, size_t len, struct er_node *n,
-    const char **why)
+    char *err, size_t errlen)
 {
-	json_object *o = parse_obj(buf, len, why);
+	json_object *o = parse_obj(buf, len, err, errlen);
 	uint32_t nr = 0;
 	int st, bad;
 
@@ -239,8 +238,8 @@ er_node_parse(const char *buf, size_t len, struct er_node *n,
 	if (json_object_object_get_ex(o, "node_rank", NULL)) {
 		if (get_u(o, "node_rank", 1u << 20, &nr) == -1) {
 			json_object_put(o);
-			*why = "a node key's node_rank is not a node rank";
-			return -1;
+			return errbuf_set(err, errlen, "a node key's node_rank "
+			    "is not a node rank");
 		}
 		n->node_rank = (int32_t)nr;
 	}
@@ -253,10 +252,9 @@ er_node_parse(const char *buf, size_t len, struct er_node *n,
 	    get_u(o, "port", 65535, &n->port) ||
 	    get_u(o, "round", UINT32_MAX, &n->round) || n->nproc == 0;
 	json_object_put(o);
-	if (bad) {
-		*why = "a node key's value is not cgrun's";
-		return -1;
-	}
+	if (bad)
+		return errbuf_set(err, errlen, "a node key's value is not "
+		    "cgrun's");
 	n->st = (enum er_st)st;
 	return 0;
 }
