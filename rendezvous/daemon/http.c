@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,31 @@ http_free(struct http *h)
 	free(h);
 }
 
+/*
+ * Whether host resolves to an address to listen on; -1 with err saying
+ * why not (evhttp's own lookup fails with a stale errno and a line of
+ * libevent's on stderr).
+ */
+static int
+http_resolve(const char *host, int port, char *err, size_t errlen)
+{
+	struct addrinfo hints, *ai;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	if ((rc = getaddrinfo(host, NULL, &hints, &ai)) != 0) {
+		errbuf_set(err, errlen, "http %s:%d: cannot resolve %s: %s",
+		    host, port, host, rc == EAI_SYSTEM ? strerror(errno) :
+		    gai_strerror(rc));
+		return -1;
+	}
+	freeaddrinfo(ai);
+	return 0;
+}
+
 /* Bind host:port (port 0: ephemeral) and report the bound port. */
 int
 http_listen(struct http *h, const char *host, int port, int *bound,
@@ -275,6 +301,9 @@ http_listen(struct http *h, const char *host, int port, int *bound,
 {
 	struct evhttp_bound_socket *bs;
 
+	if (http_resolve(host, port, err, errlen) == -1)
+		return -1;
+	errno = 0;
 	bs = evhttp_bind_socket_with_handle(h->evh, host, (uint16_t)port);
 	if (bs == NULL) {
 		errbuf_set(err, errlen, "http %s:%d: cannot listen: %s", host,

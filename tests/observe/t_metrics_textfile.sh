@@ -8,8 +8,8 @@
 # rank's progress (--hang-timeout); after a crash and a restart: 2
 # attempts, 1 restart spent, 0 left, the crash's exit code, exit status 0.
 # The file is rewritten atomically (no temporary left, mode 0644); an
-# unwritable file, a FIFO or a link in its place, or a port in use is
-# refused at once (exit 73).
+# unwritable file, a FIFO or a link in its place, a port in use or a
+# host that does not resolve is refused at once (exit 73).
 . "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
 . "$CGRUN_TOP/tests/observe/lib.sh"
@@ -107,4 +107,10 @@ rc=$?
 rc=$?
 [ $rc -eq 2 ] && grep -q 'metrics-port: expected PORT or HOST:PORT' "$T/e3" ||
 	{ cat "$T/e3"; fail "--metrics-port=host: exit $rc"; }
-echo "ok: unwritable file (73), a FIFO or a link (73, left alone), port in use (73), malformed port (2)"
+# a host that does not resolve (RFC 6761's .invalid): said so, nothing else
+"$CGRUN" --standalone --metrics-port=nosuch.invalid:0 --no-python /bin/true >"$T/e4" 2>&1
+rc=$?
+[ $rc -eq 73 ] && [ "$(wc -l <"$T/e4")" -eq 1 ] &&
+	grep -q 'metrics-port: http nosuch.invalid:0: cannot resolve nosuch.invalid: ' "$T/e4" ||
+	{ cat "$T/e4"; fail "--metrics-port=nosuch.invalid:0: exit $rc"; }
+echo "ok: unwritable file (73), a FIFO or a link (73, left alone), port in use (73), malformed port (2), a host that does not resolve (73)"
