@@ -610,6 +610,9 @@ options_free(struct cgrun_options *o)
 			free(*(char **)((char *)o + opt_table[i].off));
 			*(char **)((char *)o + opt_table[i].off) = NULL;
 		}
+	free(o->event_log_site);
+	free(o->metrics_file_site);
+	o->event_log_site = o->metrics_file_site = NULL;
 }
 
 /* The usage lines of the options of one origin, under a heading. */

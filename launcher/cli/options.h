@@ -84,6 +84,10 @@ struct cgrun_options {
 	char	*event_log;			/* FILE or fd:N; NULL: none */
 	char	*metrics_file;			/* textfile collector's file */
 	char	*metrics_port;			/* [HOST:]PORT; NULL: none */
+	/* "FILE:LINE" when event_log, metrics_file came from the site file
+	 * (site.c): a site's sink that cannot be written is warned about,
+	 * not fatal (observe.c) */
+	char	*event_log_site, *metrics_file_site;
 	/* the hang watchdog (hang/watchdog.h); NAN: not given */
 	double	 hang_timeout;			/* seconds; 0: off */
 	double	 hang_first_timeout;		/* before a rank's first sign */

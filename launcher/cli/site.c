@@ -22,6 +22,8 @@
  *                    $run_id, $node, $pid, observe/observe.c), unless
  *                    --event-log-handler was given
  *   --metrics-file   metrics_file in the site file (every job)
+ *                    (of these two, one that cannot be written is warned
+ *                    about and the job runs: observe.c)
  *
  * Command-line options (and torchrun's PET_* variables) always win; -v logs
  * where each value came from.  The site file has "key = value" lines,
@@ -36,6 +38,7 @@
 
 #include "endpoint.h"
 #include "errbuf.h"
+#include "evlog.h"
 #include "log.h"
 #include "options.h"
 #include "site.h"
@@ -49,6 +52,8 @@ struct site_file {
 	char	*endpoint, *backend, *conf, *hang, *evlog, *mfile;
 	char	 where[SITE_LINE_MAX];	/* "file:line" of the endpoint */
 	char	 hang_where[SITE_LINE_MAX];	/* "file:line" of hang_timeout */
+	char	 evlog_where[SITE_LINE_MAX];	/* of event_log */
+	char	 mfile_where[SITE_LINE_MAX];	/* of metrics_file */
 };
 
 /* Trim spaces at both ends, and one pair of double quotes. */
@@ -101,12 +106,16 @@ site_line(struct site_file *sf, char *line, const char *path, int n,
 		dst = &sf->hang;
 		snprintf(sf->hang_where, sizeof(sf->hang_where), "%s:%d", path,
 		    n);
-	} else if (strcmp(k, "event_log") == 0 || strcmp(k, "event-log") == 0)
+	} else if (strcmp(k, "event_log") == 0 || strcmp(k, "event-log") == 0) {
 		dst = &sf->evlog;
-	else if (strcmp(k, "metrics_file") == 0 ||
-	    strcmp(k, "metrics-file") == 0)
+		snprintf(sf->evlog_where, sizeof(sf->evlog_where), "%s:%d",
+		    path, n);
+	} else if (strcmp(k, "metrics_file") == 0 ||
+	    strcmp(k, "metrics-file") == 0) {
 		dst = &sf->mfile;
-	else {
+		snprintf(sf->mfile_where, sizeof(sf->mfile_where), "%s:%d",
+		    path, n);
+	} else {
 		log_warnx("%s:%d: unknown key %s ignored", path, n, k);
 		return 0;
 	}
@@ -281,22 +290,52 @@ site_hang(struct cgrun_options *o, const struct site_file *sf, char *err,
 }
 
 /*
- * --event-log and --metrics-file from the site file, when not given; an
- * explicit --event-log-handler (console: stderr, null: none) wins too.
+ * One of the site's sinks (event_log, metrics_file) into *dst with where
+ * it came from in *where_dst; -1 when out of memory.
  */
 static int
-site_observe(struct cgrun_options *o, const struct site_file *sf)
+site_sink(char **dst, char **where_dst, const char *v, const char *key,
+    const char *where)
 {
+	if (site_set(dst, v, key, where) == -1)
+		return -1;
+	free(*where_dst);
+	return (*where_dst = strdup(where)) != NULL ? 0 : -1;
+}
+
+/*
+ * --event-log and --metrics-file from the site file, when not given; an
+ * explicit --event-log-handler (console: stderr, null: none) wins too.
+ * A malformed event_log is a usage error naming its line; one that cannot
+ * be written is only warned about (observe.c).
+ */
+static int
+site_observe(struct cgrun_options *o, const struct site_file *sf, char *err,
+    size_t errlen)
+{
+	int fd;
+
 	if (o->event_log == NULL && o->event_log_handler == NULL &&
-	    sf->evlog != NULL && *sf->evlog != '\0' &&
-	    site_set(&o->event_log, sf->evlog, "event_log",
-	    "the site file") == -1)
-		return -1;
+	    sf->evlog != NULL && *sf->evlog != '\0') {
+		if (evlog_dest_parse(sf->evlog, &fd) == -1) {
+			errbuf_set(err, errlen, "%s: event_log: expected a file "
+			    "or fd:N, got \"%.100s\"", sf->evlog_where,
+			    sf->evlog);
+			return -1;
+		}
+		if (site_sink(&o->event_log, &o->event_log_site, sf->evlog,
+		    "event_log", sf->evlog_where) == -1)
+			goto oom;
+	}
 	if (o->metrics_file == NULL && sf->mfile != NULL &&
-	    *sf->mfile != '\0' && site_set(&o->metrics_file, sf->mfile,
-	    "metrics_file", "the site file") == -1)
-		return -1;
+	    *sf->mfile != '\0' && site_sink(&o->metrics_file,
+	    &o->metrics_file_site, sf->mfile, "metrics_file",
+	    sf->mfile_where) == -1)
+		goto oom;
 	return 0;
+oom:
+	errbuf_set(err, errlen, "out of memory");
+	return -1;
 }
 
 /* Fill what the command line left out from the site's defaults. */
@@ -310,9 +349,10 @@ site_apply(struct cgrun_options *o, char *err, size_t errlen)
 	memset(&sf, 0, sizeof(sf));
 	if (site_read(&sf, err, errlen) == -1 ||
 	    slurm_read(&si, err, errlen) == -1 ||
-	    site_hang(o, &sf, err, errlen) == -1)
+	    site_hang(o, &sf, err, errlen) == -1 ||
+	    site_observe(o, &sf, err, errlen) == -1)
 		goto out;
-	if (site_nnodes(o, &si) == -1 || site_observe(o, &sf) == -1 ||
+	if (site_nnodes(o, &si) == -1 ||
 	    site_endpoint(o, &sf, &si, &from_site) == -1)
 		goto oom;
 	if (!options_multinode(o)) {

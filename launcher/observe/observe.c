@@ -122,14 +122,33 @@ observe_log_dest(const struct cgrun_options *o)
 	return NULL;
 }
 
+/*
+ * A sink that cannot be opened (err says why): fatal (-1) when the
+ * command line asked for it; one of the site file's (site: its line) is
+ * only warned about, and the job goes on without it (0).
+ */
+static int
+observe_sink_failed(const char *site, const char *key, const char *err)
+{
+	if (site == NULL)
+		return -1;
+	log_warnx("%s: %s: %s; the job goes on without it", site, key, err);
+	return 0;
+}
+
 /* Check the event log's fd:N before cgrun opens anything (observe.h). */
 int
-observe_check_dest(const struct cgrun_options *o, char *err, size_t errlen)
+observe_check_dest(struct cgrun_options *o, char *err, size_t errlen)
 {
 	const char *dest = observe_log_dest(o);
 
-	return dest != NULL && evlog_dest_check(dest, err, errlen) == -1 ?
-	    -1 : 0;
+	if (dest == NULL || evlog_dest_check(dest, err, errlen) != -1)
+		return 0;
+	if (observe_sink_failed(o->event_log_site, "event_log", err) == -1)
+		return -1;
+	free(o->event_log);
+	o->event_log = NULL;
+	return 0;
 }
 
 /* --event-log, else the console for --event-log-handler=console. */
@@ -142,11 +161,28 @@ observe_open_log(struct observe *ob, char *err, size_t errlen)
 	if (dest == NULL)
 		return 0;
 	if (observe_path(ob, "event-log", dest, path, sizeof(path), err,
-	    errlen) == -1)
-		return -1;
-	ob->log = evlog_open(ob->c.base, path, ob->run_id, ob->node, err,
-	    errlen);
-	return ob->log != NULL ? 0 : -1;
+	    errlen) == 0 && (ob->log = evlog_open(ob->c.base, path,
+	    ob->run_id, ob->node, err, errlen)) != NULL)
+		return 0;
+	return observe_sink_failed(ob->c.opts->event_log_site, "event_log",
+	    err);
+}
+
+/* --metrics-file: the textfile collector's file, written once now. */
+static int
+observe_open_file(struct observe *ob, char *err, size_t errlen)
+{
+	const struct cgrun_options *o = ob->c.opts;
+
+	if (o->metrics_file == NULL)
+		return 0;
+	if (observe_path(ob, "metrics-file", o->metrics_file, ob->mfile,
+	    sizeof(ob->mfile), err, errlen) == 0 && (ob->mf =
+	    metrics_file_new(ob->c.base, ob->mfile, &ob->m, err, errlen)) !=
+	    NULL)
+		return 0;
+	ob->mfile[0] = '\0';
+	return observe_sink_failed(o->metrics_file_site, "metrics_file", err);
 }
 
 /* The /metrics source: every metric, rendered now. */
@@ -210,7 +246,6 @@ observe_facts_init(struct observe *ob)
 struct observe *
 observe_new(const struct observe_conf *c, char *err, size_t errlen)
 {
-	const struct cgrun_options *o = c->opts;
 	struct observe *ob;
 
 	if ((ob = calloc(1, sizeof(*ob))) == NULL) {
@@ -224,12 +259,8 @@ observe_new(const struct observe_conf *c, char *err, size_t errlen)
 	snprintf(ob->node, sizeof(ob->node), "%s", c->node);
 	observe_facts_init(ob);
 	if (observe_open_log(ob, err, errlen) == -1 ||
-	    observe_open_port(ob, err, errlen) == -1)
-		goto fail;
-	if (o->metrics_file != NULL && (observe_path(ob, "metrics-file",
-	    o->metrics_file, ob->mfile, sizeof(ob->mfile), err,
-	    errlen) == -1 || (ob->mf = metrics_file_new(c->base, ob->mfile,
-	    &ob->m, err, errlen)) == NULL))
+	    observe_open_port(ob, err, errlen) == -1 ||
+	    observe_open_file(ob, err, errlen) == -1)
 		goto fail;
 	return ob;
 fail:

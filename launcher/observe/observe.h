@@ -47,10 +47,10 @@ int	observe_listen_parse(const char *spec, char *host, size_t hostlen,
  * An --event-log of fd:N must be open for writing when cgrun starts: asked
  * before cgrun opens any descriptor of its own, which could otherwise
  * take number N (its loop's signal pipe, the job store) and receive the
- * records.  0, or -1 with err.
+ * records.  0, or -1 with err; the site file's event_log that fails is
+ * warned about and dropped (0).
  */
-int	observe_check_dest(const struct cgrun_options *, char *err,
-	    size_t errlen);
+int	observe_check_dest(struct cgrun_options *, char *err, size_t errlen);
 
 struct observe_conf {
 	struct event_base		*base;
@@ -65,7 +65,8 @@ struct observe_conf {
 /*
  * The observer and its sinks, as the options ask (--event-log,
  * --metrics-file, --metrics-port, --event-log-handler); NULL with err
- * set when a sink cannot be opened.
+ * set when a sink cannot be opened, but for the site file's event_log and
+ * metrics_file, which are warned about and left out.
  */
 struct observe *observe_new(const struct observe_conf *, char *err,
 	    size_t errlen);

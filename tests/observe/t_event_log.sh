@@ -185,6 +185,25 @@ CGRUN_CONFIG=$T/site.conf timeout 60 "$CGRUN" --event-log-handler=null $common "
 ls "$T"/site/ev-*.jsonl >/dev/null 2>&1 && fail "--event-log-handler=null: the site's event log was written"
 echo "ok: the site file's event_log and metrics_file; --event-log-handler=null keeps the log off"
 
+# The site's sinks where this user cannot write (here: no such directory)
+# are warned about, naming the site file's line, and the job runs; a
+# malformed event_log there is a usage error naming its line.  The same
+# paths on the command line are refused (exit 73, above).
+printf '%s\n' "# site" "event_log = $T/none/ev.jsonl" \
+	"metrics_file = $T/none/m.prom" >"$T/site2.conf"
+CGRUN_CONFIG=$T/site2.conf timeout 60 "$CGRUN" $common "$T/w.sh" >"$T/site2.out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { cat "$T/site2.out"; fail "site sinks that cannot be written: cgrun exited $rc, want 0"; }
+grep -q "site2.conf:2: event_log: --event-log $T/none/ev.jsonl: No such file or directory; the job goes on without it" "$T/site2.out" &&
+	grep -q "site2.conf:3: metrics_file: --metrics-file $T/none/m.prom: .*; the job goes on without it" "$T/site2.out" ||
+	{ cat "$T/site2.out"; fail "site sinks that cannot be written: no warning naming the site file's lines"; }
+printf '%s\n' "event_log = fd:x" >"$T/site3.conf"
+CGRUN_CONFIG=$T/site3.conf "$CGRUN" $common "$T/w.sh" >"$T/site3.out" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'site3.conf:1: event_log: expected a file or fd:N, got "fd:x"' "$T/site3.out" ||
+	{ cat "$T/site3.out"; fail "site event_log = fd:x: exit $rc"; }
+echo "ok: the site's sinks that cannot be written are warned about, the job runs; a malformed one is a usage error"
+
 # Errors: said at once, naming what was wrong.
 "$CGRUN" --event-log="$T/no/such/dir/ev.jsonl" $common "$T/w.sh" >"$T/e1" 2>&1
 rc=$?
