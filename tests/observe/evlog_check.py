@@ -2,6 +2,7 @@
 sequence of records.
 
 usage: evlog_check.py SCHEMA LOG PATTERN [--partial] [--print]
+       evlog_check.py SCHEMA LOG --rejects
 
 Every line must be one JSON object valid under SCHEMA (JSON Schema 2020-12,
 docs/event-log.schema.json); seq runs 1, 2, 3, ... with no gap; time and
@@ -19,6 +20,11 @@ match whole:
 --partial: the log may end early (an agent killed with SIGKILL): no
 outcome is required.  --print: print the tokens.  Exit 0 when it all
 holds, else 1 with what did not.
+
+--rejects: the schema must hold every record of LOG and refuse each one
+changed: any member left out (the common ones first of all), a member
+added, an unknown event kind.  A schema that accepts anything would pass
+every sequence above; this is what keeps it a check.
 """
 import json
 import re
@@ -72,8 +78,34 @@ def check(schema_path, log_path, pattern, partial):
     return recs, toks
 
 
+def rejects(schema_path, log_path):
+    """Check that the schema refuses each record of the log changed."""
+    v = jsonschema.Draft202012Validator(json.load(open(schema_path)))
+    recs = [json.loads(line) for line in open(log_path)]
+    kinds, n = set(), 0
+    for r in recs:
+        assert v.is_valid(r), "a valid record refused: %s" % r
+        changed = [("without " + k, {m: x for m, x in r.items() if m != k})
+                   for k in r]
+        changed.append(("with a member added", dict(r, added=1)))
+        changed.append(("of an unknown kind", dict(r, event="unknown")))
+        for what, x in changed:
+            assert not v.is_valid(x), "%s record accepted %s" % (r["event"], what)
+            n += 1
+        kinds.add(r["event"])
+    return len(kinds), n
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--rejects" in sys.argv and len(args) == 2:
+        try:
+            kinds, n = rejects(args[0], args[1])
+        except (AssertionError, ValueError, OSError) as e:
+            print("FAIL: %s: %s" % (args[1], e))
+            sys.exit(1)
+        print("ok: the schema refuses all %d changed records (%d kinds)" % (n, kinds))
+        return
     if len(args) != 3:
         sys.exit(__doc__)
     try:

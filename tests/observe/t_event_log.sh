@@ -1,7 +1,8 @@
 #!/bin/sh
 # The job's event log (--event-log, docs/event-log.md) of real runs, each
 # line checked against docs/event-log.schema.json and the run's documented
-# sequence (tests/observe/evlog_check.py): a success, a crash with no
+# sequence (tests/observe/evlog_check.py), the schema shown to refuse
+# each record changed (a member left out or added): a success, a crash with no
 # restart left, a crash and a restart, a hang (stacks, then a restart), a
 # stop by SIGTERM; then fd:N, torchrun's --event-log-handler=console, a
 # $run_id template, the site file's keys, and the errors: a directory that
@@ -111,6 +112,12 @@ rc=$?
 [ $rc -eq 143 ] || fail "signal: cgrun exited $rc, want 143"
 seq_is signal 'agent_start round attempt_start stop:signal exit exit end:stopped outcome:signal'
 rec signal outcome 'r["exit_status"] == 143 and r["why"] == "stopped by SIGTERM"'
+
+# The schema is a check: each record of these runs (every kind) changed
+# (a member left out, one added, an unknown kind) is refused.
+cat "$T/success.jsonl" "$T/crash.jsonl" "$T/restart.jsonl" "$T/hang.jsonl" \
+	"$T/signal.jsonl" >"$T/all.jsonl"
+"$PY113" "$TOP/tests/observe/evlog_check.py" "$SCHEMA" "$T/all.jsonl" --rejects || exit 1
 
 # fd:N on a pipe of one page whose reader reads nothing until cgrun has
 # exited: the job is not held up, cgrun waits 2 s at the end, and what it
