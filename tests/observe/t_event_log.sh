@@ -79,6 +79,8 @@ CRASH_RANK=1 SLEEP=30 run restart 0 $common --max-restarts=1 "$T/w.sh"
 seq_is restart 'agent_start round attempt_start exit! stop:failure exit end:failed restart:failure round attempt_start exit exit end:succeeded outcome:success'
 rec restart restart 'r["restart_count"] == 1 and r["restarts_left"] == 0 and r["attempt"] == 2'
 rec restart attempt_end '(r["outcome"] == "failed") == (r["attempt"] == 1)'
+# attempt (rounds received) against the log directories (restart count)
+rec restart attempt_start 'r["log_dir"].endswith("/attempt_%d" % r["restart_count"]) and r["restart_count"] == r["attempt"] - 1'
 
 # A hang: rank 2 of 4 blocks on the first attempt (tests/hang/hang_py.py).
 PY=$(command -v python3) || skip "no python3"
