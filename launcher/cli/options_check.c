@@ -219,6 +219,11 @@ options_check_observe(const struct cgrun_options *o, char *err,
 		    "file or fd:N, got \"%.100s\"", o->event_log);
 	if (o->metrics_file != NULL && o->metrics_file[0] == '\0')
 		return options_error(err, errlen, "--metrics-file: empty");
+	if ((o->event_log != NULL && observe_path_check("--event-log",
+	    o->event_log, err, errlen) == -1) || (o->metrics_file != NULL &&
+	    observe_path_check("--metrics-file", o->metrics_file, err,
+	    errlen) == -1))
+		return OPTIONS_ERROR;
 	if (o->metrics_port != NULL && observe_listen_parse(o->metrics_port,
 	    host, sizeof(host), &port) == -1)
 		return options_error(err, errlen, "--metrics-port: expected "

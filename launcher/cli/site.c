@@ -40,6 +40,7 @@
 #include "errbuf.h"
 #include "evlog.h"
 #include "log.h"
+#include "observe.h"
 #include "options.h"
 #include "site.h"
 #include "slurm.h"
@@ -313,6 +314,7 @@ static int
 site_observe(struct cgrun_options *o, const struct site_file *sf, char *err,
     size_t errlen)
 {
+	char what[SITE_LINE_MAX + 16];
 	int fd;
 
 	if (o->event_log == NULL && o->event_log_handler == NULL &&
@@ -323,15 +325,23 @@ site_observe(struct cgrun_options *o, const struct site_file *sf, char *err,
 			    sf->evlog);
 			return -1;
 		}
+		snprintf(what, sizeof(what), "%s: event_log", sf->evlog_where);
+		if (observe_path_check(what, sf->evlog, err, errlen) == -1)
+			return -1;
 		if (site_sink(&o->event_log, &o->event_log_site, sf->evlog,
 		    "event_log", sf->evlog_where) == -1)
 			goto oom;
 	}
 	if (o->metrics_file == NULL && sf->mfile != NULL &&
-	    *sf->mfile != '\0' && site_sink(&o->metrics_file,
-	    &o->metrics_file_site, sf->mfile, "metrics_file",
-	    sf->mfile_where) == -1)
-		goto oom;
+	    *sf->mfile != '\0') {
+		snprintf(what, sizeof(what), "%s: metrics_file",
+		    sf->mfile_where);
+		if (observe_path_check(what, sf->mfile, err, errlen) == -1)
+			return -1;
+		if (site_sink(&o->metrics_file, &o->metrics_file_site,
+		    sf->mfile, "metrics_file", sf->mfile_where) == -1)
+			goto oom;
+	}
 	return 0;
 oom:
 	errbuf_set(err, errlen, "out of memory");

@@ -2,6 +2,7 @@
  * template.c: string.Template-style substitution ($name, ${name}, $$).
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "template.h"
@@ -49,6 +50,35 @@ template_put(char *out, size_t outlen, size_t *pos, const char *s, size_t n)
 }
 
 /*
+ * The placeholder at p (a '$'): "$name" or "${name}", its name at *name,
+ * the length of the name returned and of the whole in *skip; "$$" is
+ * 0 with *skip 2; anything else (a '$' that is text) 0 with *skip 0.
+ */
+static size_t
+template_at(const char *p, const char **name, size_t *skip)
+{
+	size_t n;
+
+	*skip = 0;
+	if (p[1] == '$') {
+		*skip = 2;
+		return 0;
+	}
+	if (p[1] == '{') {
+		*name = p + 2;
+		n = template_ident(*name);
+		if (n == 0 || (*name)[n] != '}')
+			return 0;
+		*skip = n + 3;
+		return n;
+	}
+	*name = p + 1;
+	if ((n = template_ident(*name)) > 0)
+		*skip = n + 1;
+	return n;
+}
+
+/*
  * Contract: out is always NUL-terminated (outlen > 0); unknown or malformed
  * placeholders are copied unchanged, like Python's safe_substitute.
  */
@@ -56,7 +86,7 @@ int
 template_expand(const char *tmpl, const struct template_var *vars,
     size_t nvars, char *out, size_t outlen)
 {
-	const char *p = tmpl, *val, *name;
+	const char *p = tmpl, *val, *name = NULL;
 	size_t pos = 0, n, skip;
 	int rc = 0;
 
@@ -65,21 +95,13 @@ template_expand(const char *tmpl, const struct template_var *vars,
 			rc = template_put(out, outlen, &pos, p++, 1);
 			continue;
 		}
-		if (p[1] == '$') {
+		n = template_at(p, &name, &skip);
+		if (skip == 2 && n == 0) {	/* "$$" */
 			rc = template_put(out, outlen, &pos, "$", 1);
 			p += 2;
 			continue;
 		}
-		if (p[1] == '{') {
-			name = p + 2;
-			n = template_ident(name);
-			skip = (n > 0 && name[n] == '}') ? n + 3 : 0;
-		} else {
-			name = p + 1;
-			n = template_ident(name);
-			skip = n > 0 ? n + 1 : 0;
-		}
-		if (skip == 0 || (val = template_lookup(vars, nvars, name,
+		if (n == 0 || (val = template_lookup(vars, nvars, name,
 		    n)) == NULL) {
 			rc = template_put(out, outlen, &pos, p++, 1);
 			continue;
@@ -89,4 +111,23 @@ template_expand(const char *tmpl, const struct template_var *vars,
 	}
 	out[pos] = '\0';
 	return rc == 0 ? (int)pos : -1;
+}
+
+/* The first placeholder naming no variable (see template.h).  Pure. */
+int
+template_unknown(const char *tmpl, const struct template_var *vars,
+    size_t nvars, char *name, size_t namelen)
+{
+	const char *p = tmpl, *at = NULL;
+	size_t n, skip;
+
+	while ((p = strchr(p, '$')) != NULL) {
+		n = template_at(p, &at, &skip);
+		if (n > 0 && template_lookup(vars, nvars, at, n) == NULL) {
+			snprintf(name, namelen, "%.*s", (int)n, at);
+			return 1;
+		}
+		p += skip > 0 ? skip : 1;
+	}
+	return 0;
 }

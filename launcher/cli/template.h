@@ -21,4 +21,12 @@ struct template_var {
 int	template_expand(const char *tmpl, const struct template_var *vars,
 	    size_t nvars, char *out, size_t outlen);
 
+/*
+ * Whether tmpl has a placeholder ("$name", "${name}") that names none of
+ * vars (their values unused): 1 with the first such name in name (cut to
+ * namelen), else 0.  "$$" and a '$' starting no name are text.  Pure.
+ */
+int	template_unknown(const char *tmpl, const struct template_var *vars,
+	    size_t nvars, char *name, size_t namelen);
+
 #endif

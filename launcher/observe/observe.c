@@ -85,6 +85,29 @@ observe_idle(void *arg, int lr, double *idle)
 	return watchdog_idle(ob->c.wd, lr, idle);
 }
 
+/* The variables of the path options, in observe_path()'s order. */
+#define OBSERVE_NVARS	3
+static const char *const observe_vars[OBSERVE_NVARS] = { "run_id", "node",
+	"pid" };
+
+/* Check a path option's variables (see observe.h). */
+int
+observe_path_check(const char *what, const char *tmpl, char *err,
+    size_t errlen)
+{
+	struct template_var vars[OBSERVE_NVARS];
+	char name[64];
+	int i;
+
+	for (i = 0; i < OBSERVE_NVARS; i++)
+		vars[i] = (struct template_var){ observe_vars[i], "" };
+	if (!template_unknown(tmpl, vars, OBSERVE_NVARS, name, sizeof(name)))
+		return 0;
+	errbuf_set(err, errlen, "%s: no variable $%s in \"%.100s\" (there are "
+	    "$run_id, $node and $pid; $$ is a $)", what, name, tmpl);
+	return -1;
+}
+
 /*
  * A path option with $run_id (a '/' in it made '_'), $node and $pid
  * expanded into out; -1 with err when it does not fit.
@@ -94,16 +117,16 @@ observe_path(const struct observe *ob, const char *opt, const char *tmpl,
     char *out, size_t outlen, char *err, size_t errlen)
 {
 	char run[ROUND_RUNID_MAX], pid[16], *p;
-	struct template_var vars[3];
+	struct template_var vars[OBSERVE_NVARS];
 
 	snprintf(run, sizeof(run), "%s", ob->run_id);
 	for (p = run; (p = strchr(p, '/')) != NULL; p++)
 		*p = '_';
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	vars[0] = (struct template_var){ "run_id", run };
-	vars[1] = (struct template_var){ "node", ob->node };
-	vars[2] = (struct template_var){ "pid", pid };
-	if (template_expand(tmpl, vars, 3, out, outlen) >= 0)
+	vars[0] = (struct template_var){ observe_vars[0], run };
+	vars[1] = (struct template_var){ observe_vars[1], ob->node };
+	vars[2] = (struct template_var){ observe_vars[2], pid };
+	if (template_expand(tmpl, vars, OBSERVE_NVARS, out, outlen) >= 0)
 		return 0;
 	errbuf_set(err, errlen, "--%s: path too long", opt);
 	return -1;

@@ -44,6 +44,15 @@ int	observe_listen_parse(const char *spec, char *host, size_t hostlen,
 	    int *port);
 
 /*
+ * Whether the path tmpl of --event-log or --metrics-file (what names it in
+ * err) uses only the variables cgrun replaces ($run_id, $node, $pid): a
+ * typo such as $runid would else stay as text and every job would share
+ * one file.  Pure; 0, or -1 with err.
+ */
+int	observe_path_check(const char *what, const char *tmpl, char *err,
+	    size_t errlen);
+
+/*
  * An --event-log of fd:N must be open for writing when cgrun starts: asked
  * before cgrun opens any descriptor of its own, which could otherwise
  * take number N (its loop's signal pipe, the job store) and receive the

@@ -11,8 +11,12 @@
  * the full expansion does not fit, and what was written is its prefix;
  * text without '$' comes out unchanged; expansion never adds a '$'
  * (values hold at most as many as the placeholders they replace).
+ * template_unknown: a name it reports is an identifier, none of the
+ * variables' (unless cut to its room), found after a '$' of the template;
+ * text without '$' has none.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +50,27 @@ ft_count(const char *s, char c)
 	return n;
 }
 
+/* What template_unknown says of tmpl holds (see above). */
+static void
+ft_unknown(const char *tmpl)
+{
+	static const char ident[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789";
+	char name[16], dollar[20], brace[20];
+	size_t i, n;
+
+	if (!template_unknown(tmpl, ft_vars, FT_NVARS, name, sizeof(name)))
+		return;
+	n = strlen(name);
+	ft_assert(strchr(tmpl, '$') != NULL && n > 0 &&
+	    strspn(name, ident) == n && (name[0] < '0' || name[0] > '9'));
+	for (i = 0; i < FT_NVARS && n < sizeof(name) - 1; i++)
+		ft_assert(strcmp(name, ft_vars[i].name) != 0);
+	snprintf(dollar, sizeof(dollar), "$%s", name);
+	snprintf(brace, sizeof(brace), "${%s", name);
+	ft_assert(strstr(tmpl, dollar) != NULL || strstr(tmpl, brace) != NULL);
+}
+
 /* libFuzzer entry: one template and one output size. */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -77,6 +102,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else
 		ft_assert(m == -1 && strlen(cut) == room - 1 &&
 		    memcmp(cut, full, room - 1) == 0);
+	ft_unknown(tmpl);
 	free(tmpl);
 	free(full);
 	free(cut);

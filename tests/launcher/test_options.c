@@ -357,6 +357,31 @@ START_TEST(templates)
 }
 END_TEST
 
+/* The first placeholder naming no variable, as template_expand reads them. */
+START_TEST(templates_unknown)
+{
+	static const struct template_var v[] = { { "run_id", "" },
+	    { "node", "" } };
+	char name[8];
+
+	ck_assert_int_eq(template_unknown("/x/$run_id-${node}.jsonl", v, 2,
+	    name, sizeof(name)), 0);
+	ck_assert_int_eq(template_unknown("$$ $ ${ $1 a$", v, 2, name,
+	    sizeof(name)), 0);	/* text, as template_expand keeps it */
+	ck_assert_int_eq(template_unknown("/x/$runid.jsonl", v, 2, name,
+	    sizeof(name)), 1);
+	ck_assert_str_eq(name, "runid");
+	ck_assert_int_eq(template_unknown("${node}/${RUN_ID}", v, 2, name,
+	    sizeof(name)), 1);
+	ck_assert_str_eq(name, "RUN_ID");
+	ck_assert_int_eq(template_unknown("$run_id_x", v, 2, name,
+	    sizeof(name)), 1);
+	ck_assert_str_eq(name, "run_id_");	/* cut to 8 bytes */
+	ck_assert_int_eq(template_unknown("$$runid", v, 2, name,
+	    sizeof(name)), 0);	/* "$$" then text */
+}
+END_TEST
+
 /* The full --help text (caller frees). */
 static char *
 help_text(void)
@@ -513,6 +538,7 @@ test_suite(void)
 	tcase_add_test(tc, std_maps_and_filter);
 	tcase_add_test(tc, signals);
 	tcase_add_test(tc, templates);
+	tcase_add_test(tc, templates_unknown);
 	tcase_add_test(tc, help_complete);
 	tcase_add_test(tc, metavar_values);
 	suite_add_tcase(s, tc);

@@ -6,8 +6,9 @@
 # restart left, a crash and a restart, a hang (stacks, then a restart), a
 # stop by SIGTERM; then fd:N, torchrun's --event-log-handler=console, a
 # $run_id template, the site file's keys, and the errors: a directory that
-# does not exist, a malformed fd:N, a closed fd, an unknown handler, a
-# FIFO with no reader (refused, not waited for).  (Node loss:
+# does not exist, a malformed fd:N, a closed fd, an unknown handler, an
+# unknown $variable in the path, a FIFO with no reader (refused, not
+# waited for).  (Node loss:
 # t_event_log_nodes.sh.)
 . "${CGRUN_TOP:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$CGRUN_TOP/tests/interop/lib.sh"
@@ -236,9 +237,21 @@ done
 rc=$?
 [ $rc -eq 2 ] && grep -q 'event-log-handler: unknown value "bogus"' "$T/e4" ||
 	{ cat "$T/e4"; fail "bogus handler: exit $rc"; }
+# a variable cgrun does not replace (a typo: every job would share one
+# file named after it), on the command line and in the site file
+"$CGRUN" --event-log="$T/ev-\$runid.jsonl" $common "$T/w.sh" >"$T/e6" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'event-log: no variable $runid in ".*" (there are $run_id, $node and $pid; $$ is a $)' "$T/e6" ||
+	{ cat "$T/e6"; fail "--event-log with \$runid: exit $rc"; }
+printf '%s\n' "metrics_file = $T/\${job}.prom" >"$T/site4.conf"
+CGRUN_CONFIG=$T/site4.conf "$CGRUN" $common "$T/w.sh" >"$T/e7" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'site4.conf:1: metrics_file: no variable $job in' "$T/e7" ||
+	{ cat "$T/e7"; fail "site metrics_file with \${job}: exit $rc"; }
+ls "$T"/ev-*runid* "$T"/*job* >/dev/null 2>&1 && fail "a file named after an unknown variable was made"
 mkfifo "$T/fifo"
 timeout 20 "$CGRUN" --event-log="$T/fifo" $common "$T/w.sh" >"$T/e5" 2>&1
 rc=$?
 [ $rc -eq 73 ] && grep -q 'fifo: a FIFO with no reader' "$T/e5" ||
 	{ cat "$T/e5"; fail "a FIFO without a reader: exit $rc (124: it waited for one)"; }
-echo "ok: a missing directory (73), fd:x (2), a closed fd (73, fd 3-9: none written into cgrun's own), an unknown handler (2), a FIFO without a reader (73)"
+echo "ok: a missing directory (73), fd:x (2), a closed fd (73, fd 3-9: none written into cgrun's own), an unknown handler (2), an unknown \$variable (2), a FIFO without a reader (73)"
