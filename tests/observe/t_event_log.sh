@@ -195,63 +195,57 @@ CGRUN_CONFIG=$T/site.conf timeout 60 "$CGRUN" --event-log-handler=null $common "
 ls "$T"/site/ev-*.jsonl >/dev/null 2>&1 && fail "--event-log-handler=null: the site's event log was written"
 echo "ok: the site file's event_log and metrics_file; --event-log-handler=null keeps the log off"
 
+# says NAME RC PATTERN CMD...: CMD (cgrun, within 60 s) exits RC and its
+# output (in $T/NAME.out) has a line matching PATTERN (grep).
+says() {
+	says_name=$1 says_rc=$2 says_pat=$3
+	shift 3
+	timeout 60 "$@" >"$T/$says_name.out" 2>&1 </dev/null
+	rc=$?
+	[ $rc -eq "$says_rc" ] && grep -q -- "$says_pat" "$T/$says_name.out" ||
+		{ cat "$T/$says_name.out"; fail "$says_name: exit $rc, want $says_rc saying: $says_pat"; }
+}
+
 # The site's sinks where this user cannot write (here: no such directory)
 # are warned about, naming the site file's line, and the job runs; a
 # malformed event_log there is a usage error naming its line.  The same
-# paths on the command line are refused (exit 73, above).
+# paths on the command line are refused (exit 73, below).
 printf '%s\n' "# site" "event_log = $T/none/ev.jsonl" \
 	"metrics_file = $T/none/m.prom" >"$T/site2.conf"
-CGRUN_CONFIG=$T/site2.conf timeout 60 "$CGRUN" $common "$T/w.sh" >"$T/site2.out" 2>&1
-rc=$?
-[ $rc -eq 0 ] || { cat "$T/site2.out"; fail "site sinks that cannot be written: cgrun exited $rc, want 0"; }
-grep -q "site2.conf:2: event_log: --event-log $T/none/ev.jsonl: No such file or directory; the job goes on without it" "$T/site2.out" &&
-	grep -q "site2.conf:3: metrics_file: --metrics-file $T/none/m.prom: .*; the job goes on without it" "$T/site2.out" ||
-	{ cat "$T/site2.out"; fail "site sinks that cannot be written: no warning naming the site file's lines"; }
+says site2 0 "site2.conf:2: event_log: --event-log $T/none/ev.jsonl: No such file or directory; the job goes on without it" \
+	env CGRUN_CONFIG="$T/site2.conf" "$CGRUN" $common "$T/w.sh"
+grep -q "site2.conf:3: metrics_file: --metrics-file $T/none/m.prom: .*; the job goes on without it" "$T/site2.out" ||
+	{ cat "$T/site2.out"; fail "site2: no warning naming the metrics_file line"; }
 printf '%s\n' "event_log = fd:x" >"$T/site3.conf"
-CGRUN_CONFIG=$T/site3.conf "$CGRUN" $common "$T/w.sh" >"$T/site3.out" 2>&1
-rc=$?
-[ $rc -eq 2 ] && grep -q 'site3.conf:1: event_log: expected a file or fd:N, got "fd:x"' "$T/site3.out" ||
-	{ cat "$T/site3.out"; fail "site event_log = fd:x: exit $rc"; }
+says site3 2 'site3.conf:1: event_log: expected a file or fd:N, got "fd:x"' \
+	env CGRUN_CONFIG="$T/site3.conf" "$CGRUN" $common "$T/w.sh"
 echo "ok: the site's sinks that cannot be written are warned about, the job runs; a malformed one is a usage error"
 
 # Errors: said at once, naming what was wrong.
-"$CGRUN" --event-log="$T/no/such/dir/ev.jsonl" $common "$T/w.sh" >"$T/e1" 2>&1
-rc=$?
-[ $rc -eq 73 ] && grep -q "no/such/dir/ev.jsonl: No such file or directory" "$T/e1" ||
-	{ cat "$T/e1"; fail "missing directory: exit $rc"; }
-"$CGRUN" --event-log=fd:x $common "$T/w.sh" >"$T/e2" 2>&1
-rc=$?
-[ $rc -eq 2 ] && grep -q 'event-log: expected a file or fd:N, got "fd:x"' "$T/e2" ||
-	{ cat "$T/e2"; fail "fd:x: exit $rc"; }
+says nodir 73 "no/such/dir/ev.jsonl: No such file or directory" \
+	"$CGRUN" --event-log="$T/no/such/dir/ev.jsonl" $common "$T/w.sh"
+says fdx 2 'event-log: expected a file or fd:N, got "fd:x"' \
+	"$CGRUN" --event-log=fd:x $common "$T/w.sh"
 # fd:N not open when cgrun starts, N a number cgrun's own descriptors take
 # later (its event loop, the loop's signal pipe, the job store, ...):
 # refused, never written into them.
 for n in 3 4 5 6 7 8 9; do
-	"$CGRUN" --event-log=fd:$n $common "$T/w.sh" >"$T/e3" 2>&1 \
+	says fd$n 73 "file descriptor $n is not open" \
+		"$CGRUN" --event-log=fd:$n $common "$T/w.sh" \
 		3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&-
-	rc=$?
-	[ $rc -eq 73 ] && grep -q "file descriptor $n is not open" "$T/e3" ||
-		{ cat "$T/e3"; fail "fd:$n closed: exit $rc"; }
 done
-"$CGRUN" --event-log-handler=bogus $common "$T/w.sh" >"$T/e4" 2>&1
-rc=$?
-[ $rc -eq 2 ] && grep -q 'event-log-handler: unknown value "bogus"' "$T/e4" ||
-	{ cat "$T/e4"; fail "bogus handler: exit $rc"; }
+says handler 2 'event-log-handler: unknown value "bogus"' \
+	"$CGRUN" --event-log-handler=bogus $common "$T/w.sh"
 # a variable cgrun does not replace (a typo: every job would share one
 # file named after it), on the command line and in the site file
-"$CGRUN" --event-log="$T/ev-\$runid.jsonl" $common "$T/w.sh" >"$T/e6" 2>&1
-rc=$?
-[ $rc -eq 2 ] && grep -q 'event-log: no variable $runid in ".*" (there are $run_id, $node and $pid; $$ is a $)' "$T/e6" ||
-	{ cat "$T/e6"; fail "--event-log with \$runid: exit $rc"; }
+says runid 2 'event-log: no variable $runid in ".*" (there are $run_id, $node and $pid; $$ is a $)' \
+	"$CGRUN" --event-log="$T/ev-\$runid.jsonl" $common "$T/w.sh"
 printf '%s\n' "metrics_file = $T/\${job}.prom" >"$T/site4.conf"
-CGRUN_CONFIG=$T/site4.conf "$CGRUN" $common "$T/w.sh" >"$T/e7" 2>&1
-rc=$?
-[ $rc -eq 2 ] && grep -q 'site4.conf:1: metrics_file: no variable $job in' "$T/e7" ||
-	{ cat "$T/e7"; fail "site metrics_file with \${job}: exit $rc"; }
+says site4 2 'site4.conf:1: metrics_file: no variable $job in' \
+	env CGRUN_CONFIG="$T/site4.conf" "$CGRUN" $common "$T/w.sh"
 ls "$T"/ev-*runid* "$T"/*job* >/dev/null 2>&1 && fail "a file named after an unknown variable was made"
+# a FIFO without a reader (exit 124: it waited for one)
 mkfifo "$T/fifo"
-timeout 20 "$CGRUN" --event-log="$T/fifo" $common "$T/w.sh" >"$T/e5" 2>&1
-rc=$?
-[ $rc -eq 73 ] && grep -q 'fifo: a FIFO with no reader' "$T/e5" ||
-	{ cat "$T/e5"; fail "a FIFO without a reader: exit $rc (124: it waited for one)"; }
+says fifo 73 'fifo: a FIFO with no reader' \
+	"$CGRUN" --event-log="$T/fifo" $common "$T/w.sh"
 echo "ok: a missing directory (73), fd:x (2), a closed fd (73, fd 3-9: none written into cgrun's own), an unknown handler (2), an unknown \$variable (2), a FIFO without a reader (73)"
