@@ -46,8 +46,13 @@ http_conns_listen(struct evhttp_bound_socket *bs, void *arg)
 		evconnlistener_disable(lev);
 }
 
-/* Accept while below the cap and not pausing after an accept() failure;
- * tick while anything is counted or paused. */
+/*
+ * Accept while below the cap and not pausing after an accept() failure;
+ * while not accepting, tick (sweep, try again).  Accepting, the sweep at
+ * each new connection suffices: an idle agent scraped over one keep-alive
+ * connection is not woken for nothing, and what lingers is bounded by the
+ * cap.
+ */
 static void
 http_conns_update(struct http_conns *c)
 {
@@ -55,7 +60,7 @@ http_conns_update(struct http_conns *c)
 	int on = c->open < HTTP_MAX_CONNS && !c->failed;
 
 	evhttp_foreach_bound_socket(c->evh, http_conns_listen, &on);
-	if ((c->open > 0 || c->failed) && !evtimer_pending(c->tick, NULL))
+	if (!on && !evtimer_pending(c->tick, NULL))
 		evtimer_add(c->tick, &tv);
 }
 

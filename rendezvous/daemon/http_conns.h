@@ -14,11 +14,12 @@
  * evhttp 2.1 says nothing when it frees a connection, so each bufferevent
  * carries one reference of ours (bufferevent_incref): a connection is
  * gone when ours is the only one left, which a sweep finds at each new
- * connection and every HTTP_TICK_MS while any is counted.  The
- * bufferevents close their socket when freed (BEV_OPT_CLOSE_ON_FREE, so
- * evhttp leaves it open): until the sweep lets go, the socket of a
- * connection evhttp is done with stays open, and its number cannot be
- * handed to another socket under the events still registered for it.
+ * connection and, while the server does not accept, every HTTP_TICK_MS.
+ * The bufferevents close their socket when freed (BEV_OPT_CLOSE_ON_FREE,
+ * so evhttp leaves it open): until the sweep lets go, the socket of a
+ * connection evhttp is done with stays open (at most HTTP_MAX_CONNS of
+ * them), and its number cannot be handed to another socket under the
+ * events still registered for it.
  */
 #ifndef CGRUN_HTTP_CONNS_H
 #define CGRUN_HTTP_CONNS_H
