@@ -120,6 +120,7 @@ main(int argc, char **argv)
 	/* before any descriptor of ours: fd:N cannot be one of them */
 	if (observe_check_dest(&o, err, sizeof(err)) == -1) {
 		fprintf(stderr, "cgrun: %s\n", err);
+		options_free(&o);
 		return CGRUN_EXIT_CANTCREAT;
 	}
 	plan = make_plan(&o, &nproc);
